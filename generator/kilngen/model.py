@@ -1,0 +1,301 @@
+"""kiln's vocabulary: one enum per axis, one table per spelling, and the frozen Solution whose name is its identity."""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from dataclasses import dataclass
+
+
+class Vendor(enum.Enum):
+    NVIDIA = "nvidia"
+    AMD = "amd"
+
+
+class Arch(enum.Enum):
+    SM90 = "sm90"
+    SM89 = "sm89"
+    SM80 = "sm80"
+    GFX942 = "gfx942"
+    GFX90A = "gfx90a"
+    GFX1151 = "gfx1151"
+    GFX1201 = "gfx1201"
+
+
+@dataclass(frozen=True)
+class ArchInfo:
+    vendor: Vendor
+    lds_limit: int          # bytes of shared memory a workgroup may use
+    fp8_mma: bool           # has an fp8 x fp8 matrix instruction
+    fp8_formats: str        # "ocp" or "fnuz": which fp8 encodings the hardware speaks
+    offload: str            # compiler target spelling
+
+
+ARCH_INFO = {
+    Arch.SM90: ArchInfo(Vendor.NVIDIA, 227 * 1024, True, "ocp", "sm_90a"),
+    Arch.SM89: ArchInfo(Vendor.NVIDIA, 99 * 1024, True, "ocp", "sm_89"),
+    Arch.SM80: ArchInfo(Vendor.NVIDIA, 163 * 1024, False, "ocp", "sm_80"),
+    Arch.GFX942: ArchInfo(Vendor.AMD, 64 * 1024, True, "fnuz", "gfx942"),
+    Arch.GFX90A: ArchInfo(Vendor.AMD, 64 * 1024, False, "fnuz", "gfx90a"),
+    Arch.GFX1151: ArchInfo(Vendor.AMD, 64 * 1024, False, "ocp", "gfx1151"),
+    Arch.GFX1201: ArchInfo(Vendor.AMD, 64 * 1024, True, "ocp", "gfx1201"),
+}
+assert ARCH_INFO.keys() == set(Arch)
+
+
+class Family(enum.Enum):
+    MMA = "mma"  # NVIDIA mma.sync + ldmatrix + cp.async multistage
+
+
+FAMILY_VENDOR = {Family.MMA: Vendor.NVIDIA}
+assert FAMILY_VENDOR.keys() == set(Family)
+
+
+class DType(enum.Enum):
+    F32 = "f32"
+    F16 = "f16"
+    BF16 = "bf16"
+    E4M3 = "e4m3"
+    E5M2 = "e5m2"
+    E4M3FNUZ = "e4m3fnuz"
+    E5M2FNUZ = "e5m2fnuz"
+
+
+@dataclass(frozen=True)
+class DTypeInfo:
+    code: str        # in kernel names
+    bytes: int
+    c_enum: str      # kiln_dtype in kiln.h
+    device_type: str  # storage type in device code (kiln_device.h)
+    fp8: str         # "", "ocp" or "fnuz"
+
+
+DTYPE_INFO = {
+    DType.F32: DTypeInfo("S", 4, "KILN_DTYPE_F32", "float", ""),
+    DType.F16: DTypeInfo("H", 2, "KILN_DTYPE_F16", "kiln_f16", ""),
+    DType.BF16: DTypeInfo("B", 2, "KILN_DTYPE_BF16", "kiln_bf16", ""),
+    DType.E4M3: DTypeInfo("F8", 1, "KILN_DTYPE_E4M3", "kiln_e4m3", "ocp"),
+    DType.E5M2: DTypeInfo("B8", 1, "KILN_DTYPE_E5M2", "kiln_e5m2", "ocp"),
+    DType.E4M3FNUZ: DTypeInfo("F8N", 1, "KILN_DTYPE_E4M3FNUZ", "kiln_e4m3fnuz", "fnuz"),
+    DType.E5M2FNUZ: DTypeInfo("B8N", 1, "KILN_DTYPE_E5M2FNUZ", "kiln_e5m2fnuz", "fnuz"),
+}
+assert DTYPE_INFO.keys() == set(DType)
+DTYPE_BY_CODE = {info.code: dt for dt, info in DTYPE_INFO.items()}
+assert len(DTYPE_BY_CODE) == len(DType)
+
+
+class Layout(enum.Enum):
+    TN = "TN"  # A[m][k], B[n][k]
+    NN = "NN"  # A[m][k], B[k][n]
+
+
+@dataclass(frozen=True)
+class LayoutInfo:
+    index_code: str  # Tensile-style index order, fastest index first (l = summation, k = batch)
+    c_enum: str
+
+
+LAYOUT_INFO = {
+    Layout.TN: LayoutInfo("Cijk_Alik_Bljk", "KILN_LAYOUT_TN"),
+    Layout.NN: LayoutInfo("Cijk_Alik_Bjlk", "KILN_LAYOUT_NN"),
+}
+assert LAYOUT_INFO.keys() == set(Layout)
+
+
+class Kind(enum.Enum):
+    FP8_SCALED = "fp8_scaled"  # fp8 x fp8 -> f32/f16/bf16 with scales
+    MIXED_W8 = "mixed_w8"      # f16/bf16 x prepacked fp8 weights
+    GEMM = "gemm"              # f16 x f16 / bf16 x bf16, alpha/beta
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem type: what one kernel computes, independent of sizes."""
+    kind: Kind
+    a: DType
+    b: DType
+    d: DType
+    layout: Layout
+
+    @property
+    def b_prepacked(self) -> bool:
+        return self.kind is Kind.MIXED_W8
+
+    @property
+    def code(self) -> str:
+        return (LAYOUT_INFO[self.layout].index_code + "_" + DTYPE_INFO[self.a].code + DTYPE_INFO[self.b].code
+                + DTYPE_INFO[self.d].code + ("P" if self.b_prepacked else ""))
+
+
+def kind_of(a: DType, b: DType) -> Kind | None:
+    """The problem kind a pair of operand types makes, or None when kiln has no such kind."""
+    fa, fb = DTYPE_INFO[a].fp8, DTYPE_INFO[b].fp8
+    if fa and fb:
+        return Kind.FP8_SCALED
+    if not fa and fb and a in (DType.F16, DType.BF16):
+        return Kind.MIXED_W8
+    if a == b and a in (DType.F16, DType.BF16):
+        return Kind.GEMM
+    return None
+
+
+# Solution parameters, in name order. Each: field, name prefix, how many values (1 or a tuple length), meaning.
+PARAMS = (
+    ("mt", "MT", 3, "macro tile MT0 x MT1 x DepthU"),
+    ("wg", "WG", 2, "warps (waves) along M and N in a workgroup"),
+    ("mi", "MI", 3, "matrix instruction M x N x K"),
+    ("pgr", "PGR", 1, "PrefetchGlobalRead: K tiles in flight ahead of the one computed (stages = PGR + 1)"),
+    ("plr", "PLR", 1, "PrefetchLocalRead: fragments of the next K step read from LDS before this one computes"),
+    ("su", "SU", 1, "StaggerU: workgroups start their K loop at (id % SU) * SUS bytes (0 = off)"),
+    ("sus", "SUS", 1, "StaggerUStride in bytes of K"),
+    ("sum", "SUM", 1, "StaggerUMapping: which workgroup id staggers (0 tile-M, 1 tile-N, 2 batch, 3 serial)"),
+    ("lpa", "LPA", 1, "LDS padding of each A row, bytes"),
+    ("lpb", "LPB", 1, "LDS padding of each B row, bytes"),
+    ("lxs", "LXS", 1, "LDS XOR swizzle of 16-byte chunks (0/1)"),
+    ("gsu", "GSU", 1, "GlobalSplitU: split-K factor, partials reduced by a second kernel"),
+    ("wgm", "WGM", 1, "WorkGroupMapping: tile-M rows per raster group (1 = plain row-major raster)"),
+    ("vwa", "VWA", 1, "global read vector width of A, bytes"),
+    ("vwb", "VWB", 1, "global read vector width of B, bytes"),
+)
+PARAM_FIELDS = tuple(p[0] for p in PARAMS)
+
+
+@dataclass(frozen=True)
+class Solution:
+    arch: Arch
+    family: Family
+    problem: Problem
+    mt: tuple
+    wg: tuple
+    mi: tuple
+    pgr: int
+    plr: int
+    su: int
+    sus: int
+    sum: int
+    lpa: int
+    lpb: int
+    lxs: int
+    gsu: int
+    wgm: int
+    vwa: int
+    vwb: int
+
+    @property
+    def name(self) -> str:
+        parts = [self.problem.code]
+        for field, prefix, _n, _doc in PARAMS:
+            value = getattr(self, field)
+            parts.append(prefix + ("x".join(str(v) for v in value) if isinstance(value, tuple) else str(value)))
+        parts += [self.family.value.upper(), self.arch.value.upper()]
+        return "_".join(parts)
+
+    # Derived quantities, computed here once so templates only substitute.
+    @property
+    def threads(self) -> int:
+        return 32 * self.wg[0] * self.wg[1]
+
+    @property
+    def stages(self) -> int:
+        return self.pgr + 1
+
+    def lds_row_bytes(self, operand: str) -> int:
+        dt = self.problem.a if operand == "a" else self.problem.b
+        pad = self.lpa if operand == "a" else self.lpb
+        return self.mt[2] * DTYPE_INFO[dt].bytes + pad
+
+    @property
+    def lds_bytes(self) -> int:
+        per_stage = self.mt[0] * self.lds_row_bytes("a") + self.mt[1] * self.lds_row_bytes("b")
+        return self.stages * per_stage
+
+    @property
+    def align_a(self) -> int:
+        return max(1, self.vwa // DTYPE_INFO[self.problem.a].bytes)
+
+    @property
+    def align_b(self) -> int:
+        return max(1, self.vwb // DTYPE_INFO[self.problem.b].bytes)
+
+    @property
+    def upcast(self) -> bool:
+        """fp8 operands are widened to f16 in registers before a 16-bit mma."""
+        return self.mi[2] == 16 and (bool(DTYPE_INFO[self.problem.a].fp8) or bool(DTYPE_INFO[self.problem.b].fp8))
+
+    @property
+    def mma_type(self) -> DType:
+        """Operand type the matrix instruction consumes."""
+        if self.mi[2] == 32:
+            return self.problem.a
+        if self.problem.a == DType.BF16:
+            return DType.BF16
+        return DType.F16
+
+
+def fnv1a64(text: str) -> int:
+    h = 0xCBF29CE484222325
+    for byte in text.encode():
+        h ^= byte
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+_LAYOUT_BY_CODE = {info.index_code: lay for lay, info in LAYOUT_INFO.items()}
+_TYPES_RE = re.compile(r"^(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)(P?)$")
+
+
+class NameError_(ValueError):
+    pass
+
+
+def decode(name: str) -> Solution:
+    """Inverse of Solution.name. Raises NameError_ naming the token it could not read."""
+    tokens = name.split("_")
+    if len(tokens) < 4 + len(PARAMS) + 2:
+        raise NameError_(f"{name}: too few tokens for a kiln kernel name")
+    layout = _LAYOUT_BY_CODE.get("_".join(tokens[:3]))
+    if layout is None:
+        raise NameError_(f"{name}: unknown index order {'_'.join(tokens[:3])}")
+    m = _TYPES_RE.match(tokens[3])
+    if not m:
+        raise NameError_(f"{name}: unknown type token {tokens[3]}")
+    a, b, d = (DTYPE_BY_CODE[c] for c in m.groups()[:3])
+    kind = kind_of(a, b)
+    if kind is None or (kind is Kind.MIXED_W8) != bool(m.group(4)):
+        raise NameError_(f"{name}: types {tokens[3]} make no kiln problem kind")
+    values = {}
+    rest = tokens[4:]
+    for (field, prefix, count, _doc), tok in zip(PARAMS, rest):
+        if not tok.startswith(prefix):
+            raise NameError_(f"{name}: expected {prefix}... got {tok}")
+        body = tok[len(prefix):]
+        nums = body.split("x")
+        if len(nums) != count or not all(n.isdigit() for n in nums):
+            raise NameError_(f"{name}: bad value in {tok}")
+        ints = tuple(int(n) for n in nums)
+        values[field] = ints if count > 1 else ints[0]
+    tail = rest[len(PARAMS):]
+    if len(tail) != 2:
+        raise NameError_(f"{name}: expected family and arch at the end")
+    try:
+        family = Family(tail[0].lower())
+        arch = Arch(tail[1].lower())
+    except ValueError as exc:
+        raise NameError_(f"{name}: {exc}") from None
+    sol = Solution(arch=arch, family=family, problem=Problem(kind, a, b, d, layout), **values)
+    if sol.name != name:
+        raise NameError_(f"{name}: not in canonical form (re-encodes as {sol.name})")
+    return sol
+
+
+def as_dict(sol: Solution) -> dict:
+    """Parameters of a solution as plain values (for decode/list output)."""
+    out = {"name": sol.name, "arch": sol.arch.value, "family": sol.family.value, "kind": sol.problem.kind.value,
+           "a": sol.problem.a.value, "b": sol.problem.b.value, "d": sol.problem.d.value,
+           "layout": sol.problem.layout.value}
+    for f in dataclasses.fields(sol):
+        if f.name in PARAM_FIELDS:
+            v = getattr(sol, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+    out.update(threads=sol.threads, lds_bytes=sol.lds_bytes, align_a=sol.align_a, align_b=sol.align_b)
+    return out

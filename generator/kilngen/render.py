@@ -1,0 +1,160 @@
+"""Render solution files into generated/: one kernel source per solution, the C dispatch tables, the CMake lists.
+
+Output is deterministic (sorted, no timestamps) and written only where it differs; stale files are removed."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .model import ARCH_INFO, DTYPE_INFO, LAYOUT_INFO, PARAMS, Arch, DType, Family, Solution, fnv1a64
+
+# Per family: its kernel template and the file suffix of its sources.
+FAMILY_TEMPLATE = {Family.MMA: "kernel_mma.hip.j2"}
+assert FAMILY_TEMPLATE.keys() == set(Family)
+
+DISTANCE_C = {"log_mnk": "KILN_DISTANCE_LOG_MNK", "linear_mnk": "KILN_DISTANCE_LINEAR_MNK"}
+
+
+def environment(templates: Path) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+
+
+@dataclass(frozen=True)
+class KernelView:
+    """Everything a kernel template substitutes, computed here so templates stay free of logic."""
+    name: str
+    ta: str
+    tb: str
+    td: str
+    t16: str
+    mma_op: str
+    upcast_a: str
+    upcast_b: str
+    b_kmajor: str
+    b_packed: str
+    constants: tuple
+    threads: int
+    gsu: int
+
+
+def _cbool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def kernel_view(sol: Solution) -> KernelView:
+    pr = sol.problem
+    ta, tb = DTYPE_INFO[pr.a].device_type, DTYPE_INFO[pr.b].device_type
+    if sol.mi[2] == 32:
+        mma_op = f"kiln::MmaF8<{ta}, {tb}>"
+    else:
+        mma_op = "kiln::MmaBF16" if sol.mma_type is DType.BF16 else "kiln::MmaF16"
+    constants = (("MT0", sol.mt[0]), ("MT1", sol.mt[1]), ("DU", sol.mt[2]), ("WG0", sol.wg[0]), ("WG1", sol.wg[1]))
+    constants += tuple((f.upper(), getattr(sol, f)) for f, _p, n, _d in PARAMS if n == 1)
+    return KernelView(
+        name=sol.name, ta=ta, tb=tb, td=DTYPE_INFO[pr.d].device_type,
+        t16=DTYPE_INFO[sol.mma_type if sol.mma_type in (DType.F16, DType.BF16) else DType.F16].device_type,
+        mma_op=mma_op,
+        upcast_a=_cbool(sol.upcast and bool(DTYPE_INFO[pr.a].fp8)),
+        upcast_b=_cbool(sol.upcast and bool(DTYPE_INFO[pr.b].fp8)),
+        b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
+        constants=constants, threads=sol.threads, gsu=sol.gsu)
+
+
+def solution_row(sol: Solution) -> dict:
+    pr = sol.problem
+    return {
+        "name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": sol.arch.value,
+        "family": sol.family.value, "a": DTYPE_INFO[pr.a].c_enum, "b": DTYPE_INFO[pr.b].c_enum,
+        "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum, "prepacked": int(pr.b_prepacked),
+        "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
+        "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
+        "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL",
+    }
+
+
+def kernel_path(sol: Solution) -> str:
+    return f"{sol.arch.value}/{sol.name}.hip"
+
+
+def render_tree(files, templates: Path) -> dict[str, str]:
+    """All of generated/, as {relative path: text}."""
+    env = environment(templates)
+    out: dict[str, str] = {}
+    index: dict[str, int] = {}
+    rows, logics = [], []
+    for sf in files:
+        template = env.get_template(FAMILY_TEMPLATE[sf.family])
+        for logic in sf.logics:
+            ids = []
+            for sol in logic.solutions:
+                if sol.name not in index:
+                    index[sol.name] = len(rows)
+                    rows.append(solution_row(sol))
+                    out[kernel_path(sol)] = template.render(source=sf.source, k=kernel_view(sol))
+                ids.append(index[sol.name])
+            pr = logic.problem
+            logics.append({
+                "arch": logic.arch.value, "source": sf.source, "a": DTYPE_INFO[pr.a].c_enum,
+                "b": DTYPE_INFO[pr.b].c_enum, "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum,
+                "prepacked": int(pr.b_prepacked), "solutions": ids,
+                "exact": [(m, n, k, ids[s]) for m, n, k, s in logic.exact],
+                "distance": DISTANCE_C[logic.distance], "fallback": ids[logic.fallback],
+            })
+    sources = sorted({sf.source for sf in files})
+    out["dispatch.c"] = env.get_template("dispatch.c.j2").render(solutions=rows, logics=logics, sources=sources)
+
+    per_arch: dict[str, list[str]] = {a.value: [] for a in Arch}
+    ci: dict[str, list[str]] = {a.value: [] for a in Arch}
+    for sf in files:
+        for logic in sf.logics:
+            for i, sol in enumerate(logic.solutions):
+                if sol.name not in per_arch[sol.arch.value]:
+                    per_arch[sol.arch.value].append(sol.name)
+                if i in sf.ci and sol.name not in ci[sol.arch.value]:
+                    ci[sol.arch.value].append(sol.name)
+    archs = [{"name": a.value, "vendor": ARCH_INFO[a].vendor.value, "offload": ARCH_INFO[a].offload,
+              "kernels": sorted(per_arch[a.value]), "ci": sorted(ci[a.value])} for a in Arch]
+    out["kernels.cmake"] = env.get_template("kernels.cmake.j2").render(archs=archs, sources=sources)
+    return out
+
+
+def stale_and_missing(generated: Path, tree: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(paths whose content differs or that are missing, paths on disk that the tree no longer has)."""
+    differ = []
+    for rel, text in sorted(tree.items()):
+        p = generated / rel
+        if not p.is_file() or p.read_text() != text:
+            differ.append(rel)
+    extra = []
+    if generated.is_dir():
+        for p in sorted(generated.rglob("*")):
+            if p.is_file():
+                rel = p.relative_to(generated).as_posix()
+                if rel not in tree:
+                    extra.append(rel)
+    return differ, extra
+
+
+def write_tree(generated: Path, tree: dict[str, str], progress=None) -> tuple[int, int]:
+    """Write files that differ, delete stale ones. Returns (written, removed)."""
+    differ, extra = stale_and_missing(generated, tree)
+    for i, rel in enumerate(differ):
+        p = generated / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(tree[rel])
+        os.replace(tmp, p)
+        if progress:
+            progress(i + 1, len(differ), rel)
+    for rel in extra:
+        (generated / rel).unlink()
+    for d in sorted((p for p in generated.rglob("*") if p.is_dir()), reverse=True):
+        if not any(d.iterdir()):
+            d.rmdir()
+    return len(differ), len(extra)
+
+

@@ -1,0 +1,150 @@
+/* kiln public C API.
+ *
+ * Conventions (all matrices row-major, batch outermost):
+ *   D[b][m][n] = act( alpha * sa * sb * sum_k A[b][m][k] * B(k,n) + beta * C[b][m][n] + bias[n] )
+ *   layout TN: B is stored as B[b][n][k] (both operands K-major, the torch._scaled_mm / cuBLASLt fp8 layout)
+ *   layout NN: B is stored as B[b][k][n] (torch's a @ b on row-major tensors)
+ *   sa: 1, a scalar (per tensor) or scale_a[m] (per row of A); sb: 1, a scalar or scale_b[n] (per column of B).
+ * Every entry point returns a kiln_status. An invalid call returns an error and never launches anything.
+ * This header compiles as C99 and C++.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_API_VERSION 1
+
+typedef enum kiln_status {
+    KILN_STATUS_SUCCESS = 0,
+    KILN_STATUS_NULL_POINTER = 1,        /* a required pointer argument is NULL */
+    KILN_STATUS_INVALID_VALUE = 2,       /* a size, leading dimension, enum or count is out of range */
+    KILN_STATUS_MISALIGNED = 3,          /* a pointer or leading dimension breaks the chosen kernel's alignment */
+    KILN_STATUS_NOT_SUPPORTED = 4,       /* type / layout / epilogue combination kiln does not implement */
+    KILN_STATUS_OVERFLOW = 5,            /* dims whose products or launch grid overflow */
+    KILN_STATUS_NO_DEVICE = 6,           /* no GPU driver or no device visible */
+    KILN_STATUS_NO_CODE_FOR_DEVICE = 7,  /* the library holds no code objects for this device's arch */
+    KILN_STATUS_NO_SOLUTION = 8,         /* no solution in the library accepts this problem */
+    KILN_STATUS_WORKSPACE_TOO_SMALL = 9, /* the chosen algo needs more workspace than was given */
+    KILN_STATUS_INVALID_ALGO = 10,       /* the algo is not from this library or does not fit the problem */
+    KILN_STATUS_DRIVER_ERROR = 11,       /* the driver refused a module load or launch */
+    KILN_STATUS_INTERNAL_ERROR = 12
+} kiln_status;
+
+typedef enum kiln_dtype {
+    KILN_DTYPE_F32 = 0,
+    KILN_DTYPE_F16 = 1,
+    KILN_DTYPE_BF16 = 2,
+    KILN_DTYPE_E4M3 = 3,      /* OCP e4m3fn (torch.float8_e4m3fn) */
+    KILN_DTYPE_E5M2 = 4,      /* OCP e5m2 (torch.float8_e5m2) */
+    KILN_DTYPE_E4M3FNUZ = 5,  /* torch.float8_e4m3fnuz (gfx942) */
+    KILN_DTYPE_E5M2FNUZ = 6,  /* torch.float8_e5m2fnuz (gfx942) */
+    KILN_DTYPE_COUNT = 7
+} kiln_dtype;
+
+typedef enum kiln_layout {
+    KILN_LAYOUT_TN = 0, /* A[m][k], B[n][k] */
+    KILN_LAYOUT_NN = 1, /* A[m][k], B[k][n] */
+    KILN_LAYOUT_COUNT = 2
+} kiln_layout;
+
+typedef enum kiln_scale_mode {
+    KILN_SCALE_NONE = 0,
+    KILN_SCALE_TENSOR = 1, /* one float32 on the device */
+    KILN_SCALE_VECTOR = 2, /* float32 per row of A (scale_a[m]) or per column of B (scale_b[n]) */
+    KILN_SCALE_COUNT = 3
+} kiln_scale_mode;
+
+typedef enum kiln_activation {
+    KILN_ACT_NONE = 0,
+    KILN_ACT_RELU = 1,
+    KILN_ACT_GELU = 2, /* exact (erf) gelu, torch's default */
+    KILN_ACT_SILU = 3,
+    KILN_ACT_COUNT = 4
+} kiln_activation;
+
+/* What is computed. The kind follows from the types: fp8 x fp8 is a scaled GEMM; f16/bf16 x fp8 needs a B made by
+ * kiln_prepack_b (b_prepacked = 1); f16 x f16 / bf16 x bf16 is a plain GEMM with alpha/beta. */
+typedef struct kiln_problem {
+    kiln_dtype a_type, b_type, d_type;
+    kiln_layout layout;
+    int64_t m, n, k, batch;
+    int64_t lda, ldb, ldc, ldd;                     /* elements; C uses ldc, D uses ldd */
+    int64_t stride_a, stride_b, stride_c, stride_d; /* elements between batches (ignored when batch == 1) */
+    kiln_scale_mode scale_a, scale_b;
+    int has_bias;            /* bias[n], type bias_type (f32, f16 or bf16), shared by all batches */
+    kiln_dtype bias_type;
+    int has_c;               /* beta * C is read (C has d_type); only for f16/bf16 GEMMs */
+    kiln_activation activation;
+    int b_prepacked;         /* B comes from kiln_prepack_b */
+} kiln_problem;
+
+/* Device pointers for one run. alpha/beta are host values. */
+typedef struct kiln_args {
+    const void *a, *b, *c;
+    void *d;
+    const float *scale_a, *scale_b; /* device pointers, per scale_a/scale_b mode */
+    const void *bias;               /* device pointer or NULL */
+    float alpha, beta;
+} kiln_args;
+
+/* A chosen solution: a plain value that can be stored and passed back. */
+typedef struct kiln_algo {
+    uint64_t name_hash;      /* FNV-1a 64 of the kernel name: survives library rebuilds with other kernels */
+    uint32_t solution_index; /* index in the library's table (a hint, checked against name_hash) */
+    uint32_t gsu;            /* split-K factor the solution uses */
+    uint64_t workspace_bytes;
+} kiln_algo;
+
+typedef struct kiln_handle_s *kiln_handle;
+
+const char *kiln_status_string(kiln_status status);
+const char *kiln_dtype_name(kiln_dtype t);
+
+/* Create binds to the current device (CUDA: the current context, or the primary one). Without a device the handle is
+ * still created so that queries and validation work: runs then return KILN_STATUS_NO_DEVICE. */
+kiln_status kiln_create(kiln_handle *out);
+kiln_status kiln_destroy(kiln_handle h);
+/* The arch the handle targets ("sm90", "gfx942", ...; "none" without a device). */
+kiln_status kiln_device_arch(kiln_handle h, const char **arch);
+/* Select by arch name instead of the device: for queries, explain and tests on machines without the GPU. */
+kiln_status kiln_set_arch(kiln_handle h, const char *arch);
+
+/* Fill a problem with defaults: batch 1, packed leading dimensions and strides for the layout, no epilogue. */
+kiln_status kiln_problem_init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype d, kiln_layout layout,
+                              int64_t m, int64_t n, int64_t k);
+
+/* Validate the problem without looking at pointers. */
+kiln_status kiln_check_problem(kiln_handle h, const kiln_problem *p);
+
+/* Up to `requested` candidate solutions, best first. `args` may be NULL; when given, pointer alignment filters too. */
+kiln_status kiln_query(kiln_handle h, const kiln_problem *p, const kiln_args *args, kiln_algo *algos, int requested,
+                       int *returned);
+
+/* Human-readable account of the selection for this problem: candidates considered, predicates that removed some,
+ * and why the winner won. Writes a NUL-terminated text into buf (truncated to len). */
+kiln_status kiln_explain(kiln_handle h, const kiln_problem *p, const kiln_args *args, char *buf, size_t len);
+
+/* Kernel name of an algo (static string). */
+kiln_status kiln_algo_name(kiln_handle h, const kiln_algo *algo, const char **name);
+
+/* Run. algo may be NULL (best choice). workspace: device memory of algo->workspace_bytes; stream: cudaStream_t /
+ * hipStream_t or NULL. */
+kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
+                     void *workspace, size_t workspace_bytes, void *stream);
+
+/* Prepacked B for f16/bf16 x fp8: fp8 bytes reordered once into the layout the kernels read (see docs/prepack.md).
+ * Host buffers. src is B as given by `layout` (TN: [n][k] with ld; NN: [k][n] with ld). */
+kiln_status kiln_prepack_b_size(int64_t n, int64_t k, size_t *bytes, int64_t *ldb_packed);
+kiln_status kiln_prepack_b(const uint8_t *src, kiln_layout layout, int64_t n, int64_t k, int64_t ld, uint8_t *dst,
+                           size_t dst_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_KILN_H */

@@ -1,0 +1,138 @@
+// NVIDIA warp-level primitives of the mma family: cp.async, ldmatrix, mma.sync, and the fp8 -> 16-bit upcasts.
+// Each is one PTX instruction or a few ALU ops; the GEMM in kiln_gemm_mma.h composes them.
+#ifndef KILN_MMA_PTX_H
+#define KILN_MMA_PTX_H
+
+#include "kiln_device.h"
+
+namespace kiln {
+
+KILN_DEVICE uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// Global -> shared copy of BYTES (4, 8, 16), of which the first `valid` are read and the rest zero-filled.
+template <int BYTES>
+KILN_DEVICE void cp_async(void *dst, const void *src, int valid) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid));
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(BYTES),
+                     "r"(valid));
+    }
+}
+KILN_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> KILN_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// ldmatrix: X 8x8 matrices of 16-bit elements (or 8x16 bytes); lane l supplies the row address of matrix l / 8.
+KILN_DEVICE void ldmatrix_x4(uint32_t (&r)[4], const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+KILN_DEVICE void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+KILN_DEVICE void ldmatrix_x2(uint32_t (&r)[2], const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(smem_addr(p)));
+}
+
+// Tag types naming the mma operand types.
+struct MmaF16 {};
+struct MmaBF16 {};
+template <class A, class B> struct MmaF8 {};
+
+template <class Op> struct Mma;
+
+template <> struct Mma<MmaF16> {
+    static constexpr int K = 16;
+    KILN_DEVICE static void run(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+
+template <> struct Mma<MmaBF16> {
+    static constexpr int K = 16;
+    KILN_DEVICE static void run(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define KILN_MMA_F8(TA, TB, SA, SB)                                                                                   \
+    template <> struct Mma<MmaF8<TA, TB>> {                                                                           \
+        static constexpr int K = 32;                                                                                  \
+        KILN_DEVICE static void run(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {                  \
+            asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." SA "." SB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "     \
+                         "{%8,%9}, {%0,%1,%2,%3};\n"                                                                  \
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                             \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                         \
+        }                                                                                                             \
+    };
+KILN_MMA_F8(kiln_e4m3, kiln_e4m3, "e4m3", "e4m3")
+KILN_MMA_F8(kiln_e4m3, kiln_e5m2, "e4m3", "e5m2")
+KILN_MMA_F8(kiln_e5m2, kiln_e4m3, "e5m2", "e4m3")
+KILN_MMA_F8(kiln_e5m2, kiln_e5m2, "e5m2", "e5m2")
+#undef KILN_MMA_F8
+#endif
+
+// fp8 -> 16-bit upcast of the two low (lo) or two high (hi) bytes of a 32-bit word into a packed pair.
+// Both conversions are exact: every e4m3/e5m2 value is an f16 and a bf16 value.
+//  e5m2 -> f16:  the byte is the f16's high byte.
+//  e4m3 -> f16:  shift sign/exponent/mantissa into f16 position, then multiply by 2^(15-7) to re-bias (subnormals
+//                land on f16 subnormals/normals exactly). The NaN code 0x7f becomes 480 (e4m3 has no inf to keep).
+//  -> bf16:      the same through f32, re-biased by 2^(127-7) (e4m3) or 2^(127-15) (e5m2).
+template <class F8, class T16> struct Upcast;
+
+template <> struct Upcast<kiln_e5m2, kiln_f16> {
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint32_t x = hi ? (w >> 16) : w;
+        return ((x & 0xffu) << 8) | ((x & 0xff00u) << 16);
+    }
+};
+
+template <> struct Upcast<kiln_e4m3, kiln_f16> {
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint32_t x = hi ? (w >> 16) : w;
+        const uint32_t b0 = x & 0xffu, b1 = (x >> 8) & 0xffu;
+        const uint32_t h0 = ((b0 & 0x80u) << 8) | ((b0 & 0x7fu) << 7);
+        const uint32_t h1 = ((b1 & 0x80u) << 8) | ((b1 & 0x7fu) << 7);
+        const uint32_t packed = h0 | (h1 << 16);
+        __half2 v = __hmul2(*reinterpret_cast<const __half2 *>(&packed), __floats2half2_rn(256.f, 256.f));
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+};
+
+template <int SHIFT, int REBIAS_LOG2> KILN_DEVICE float fp8_to_f32(uint32_t b) {
+    const uint32_t bits = ((b & 0x80u) << 24) | ((b & 0x7fu) << SHIFT);
+    return __uint_as_float(bits) * __uint_as_float((uint32_t)(127 + REBIAS_LOG2) << 23);
+}
+
+template <> struct Upcast<kiln_e4m3, kiln_bf16> {
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint32_t x = hi ? (w >> 16) : w;
+        __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<20, 120>(x & 0xffu), fp8_to_f32<20, 120>((x >> 8) & 0xffu));
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+};
+
+template <> struct Upcast<kiln_e5m2, kiln_bf16> {
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint32_t x = hi ? (w >> 16) : w;
+        __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<21, 112>(x & 0xffu), fp8_to_f32<21, 112>((x >> 8) & 0xffu));
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+};
+
+}  // namespace kiln
+
+#endif  // KILN_MMA_PTX_H
