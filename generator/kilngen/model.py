@@ -270,7 +270,7 @@ def decode(name: str) -> Solution:
             raise NameError_(f"{name}: expected {prefix}... got {tok}")
         body = tok[len(prefix):]
         nums = body.split("x")
-        if len(nums) != count or not all(n.isdigit() for n in nums):
+        if len(nums) != count or not all(n.isascii() and n.isdigit() for n in nums):
             raise NameError_(f"{name}: bad value in {tok}")
         ints = tuple(int(n) for n in nums)
         values[field] = ints if count > 1 else ints[0]

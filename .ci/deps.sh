@@ -1,0 +1,14 @@
+# Sourced by setup.sh and test.sh: Debian packages kiln needs, and the Python that sees them.
+kiln_install_deps() {
+    local pkgs="python3 python3-jinja2 python3-yaml python3-pytest cmake ninja-build gcc libc6-dev"
+    local missing=""
+    for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+    if [ -n "$missing" ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+    fi
+    # Debian's interpreter: it is the one that sees python3-jinja2/yaml/pytest (a pyenv python3 may not).
+    KILN_PY=/usr/bin/python3
+    export KILN_PY
+    if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="$PATH:/usr/local/cuda/bin"; fi
+}

@@ -1,0 +1,175 @@
+"""kiln-gen: generate | check | list | decode | explain (and the build steps compile | embed that CMake runs)."""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import buildtools, render
+from .model import DTYPE_INFO, LAYOUT_INFO, DType, Layout, NameError_, as_dict, decode
+from .schema import SchemaError, load_tree
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tree(root: Path):
+    files = load_tree(root)
+    return files, render.render_tree(files, root / "templates")
+
+
+def cmd_generate(args) -> int:
+    root = Path(args.root)
+    files, tree = _tree(root)
+    kernels = sum(1 for rel in tree if rel.endswith(".hip"))
+
+    def progress(i, n, rel):
+        if not args.quiet:
+            print(f"kiln: [{i}/{n}] generated/{rel}", flush=True)
+
+    written, removed = render.write_tree(root / "generated", tree, progress)
+    print(f"kiln: {len(files)} solution files, {kernels} kernels; {written} files written, {removed} removed, "
+          f"{len(tree) - written} unchanged")
+    return 0
+
+
+def cmd_check(args) -> int:
+    root = Path(args.root)
+    _files, tree = _tree(root)
+    differ, extra = render.stale_and_missing(root / "generated", tree)
+    for rel in differ:
+        print(f"kiln check: generated/{rel} is stale or missing", file=sys.stderr)
+    for rel in extra:
+        print(f"kiln check: generated/{rel} is not produced by the solutions any more", file=sys.stderr)
+    if differ or extra:
+        print("kiln check: run `generator/kiln-gen generate` and commit generated/", file=sys.stderr)
+        return 1
+    print(f"kiln check: generated/ is up to date ({len(tree)} files)")
+    return 0
+
+
+def cmd_list(args) -> int:
+    files = load_tree(Path(args.root))
+    for sf in files:
+        if args.arch and sf.arch.value != args.arch:
+            continue
+        for logic in sf.logics:
+            for i, sol in enumerate(logic.solutions):
+                if args.ci and i not in sf.ci:
+                    continue
+                if args.verbose:
+                    print(f"{sol.name}  threads={sol.threads} lds={sol.lds_bytes} source={sf.source}")
+                else:
+                    print(sol.name)
+    return 0
+
+
+def cmd_decode(args) -> int:
+    try:
+        sol = decode(args.name)
+    except NameError_ as exc:
+        print(f"kiln decode: {exc}", file=sys.stderr)
+        return 2
+    params = as_dict(sol)
+    if args.json:
+        print(json.dumps(params, indent=2))
+    else:
+        width = max(len(k) for k in params)
+        for key, value in params.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+class _Problem(ctypes.Structure):
+    _fields_ = ([(f, ctypes.c_int) for f in ("a_type", "b_type", "d_type", "layout")]
+                + [(f, ctypes.c_int64) for f in ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a",
+                                                  "stride_b", "stride_c", "stride_d")]
+                + [(f, ctypes.c_int) for f in ("scale_a", "scale_b", "has_bias", "bias_type", "has_c",
+                                               "activation", "b_prepacked")])
+
+
+def _c_enum(table_value: str) -> int:
+    order = ["KILN_DTYPE_F32", "KILN_DTYPE_F16", "KILN_DTYPE_BF16", "KILN_DTYPE_E4M3", "KILN_DTYPE_E5M2",
+             "KILN_DTYPE_E4M3FNUZ", "KILN_DTYPE_E5M2FNUZ", "KILN_LAYOUT_TN", "KILN_LAYOUT_NN"]
+    i = order.index(table_value)
+    return i if i < 7 else i - 7
+
+
+def cmd_explain(args) -> int:
+    lib_path = args.lib or os.environ.get("KILN_LIBRARY") or str(REPO / "build" / "libkiln.so")
+    if not Path(lib_path).is_file():
+        print(f"kiln explain: {lib_path} not found: build the library first (README) or pass --lib", file=sys.stderr)
+        return 2
+    lib = ctypes.CDLL(lib_path)
+    handle = ctypes.c_void_p()
+    status = lib.kiln_create(ctypes.byref(handle))
+    if status == 0:
+        status = lib.kiln_set_arch(handle, args.arch.encode())
+    a, b, d = DType(args.a), DType(args.b), DType(args.d)
+    layout = Layout(args.layout)
+    prob = _Problem()
+    if status == 0:
+        status = lib.kiln_problem_init(ctypes.byref(prob), _c_enum(DTYPE_INFO[a].c_enum), _c_enum(DTYPE_INFO[b].c_enum),
+                                       _c_enum(DTYPE_INFO[d].c_enum), _c_enum(LAYOUT_INFO[layout].c_enum),
+                                       ctypes.c_int64(args.m), ctypes.c_int64(args.n), ctypes.c_int64(args.k))
+    if status == 0 and args.prepacked:
+        prob.b_prepacked = 1
+        prob.ldb = (args.k + 15) // 16 * 16
+        prob.stride_b = prob.ldb * args.n
+    buf = ctypes.create_string_buffer(1 << 16)
+    if status == 0:
+        status = lib.kiln_explain(handle, ctypes.byref(prob), None, buf, ctypes.c_size_t(len(buf)))
+    lib.kiln_status_string.restype = ctypes.c_char_p
+    if handle:
+        lib.kiln_destroy(handle)
+    if status != 0:
+        print(f"kiln explain: {lib.kiln_status_string(status).decode()}", file=sys.stderr)
+        return 1
+    print(buf.value.decode())
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="kiln-gen", description=__doc__)
+    ap.add_argument("--root", default=str(REPO), help="repository root holding solutions/, templates/, generated/")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="render generated/ from solutions/ and templates/")
+    g.add_argument("--quiet", action="store_true")
+    sub.add_parser("check", help="exit 1 when generated/ differs from what generate would write")
+    ls = sub.add_parser("list", help="kernel names")
+    ls.add_argument("--arch")
+    ls.add_argument("--ci", action="store_true", help="only the CI subset")
+    ls.add_argument("--verbose", "-v", action="store_true")
+    dc = sub.add_parser("decode", help="kernel name -> parameters")
+    dc.add_argument("name")
+    dc.add_argument("--json", action="store_true")
+    ex = sub.add_parser("explain", help="which solution a size gets, and why (needs the built library)")
+    ex.add_argument("--arch", required=True)
+    ex.add_argument("--a", required=True, choices=[t.value for t in DType])
+    ex.add_argument("--b", required=True, choices=[t.value for t in DType])
+    ex.add_argument("--d", required=True, choices=[t.value for t in DType])
+    ex.add_argument("--layout", default="TN", choices=[x.value for x in Layout])
+    ex.add_argument("--prepacked", action="store_true", help="B from kiln_prepack_b (f16/bf16 x fp8)")
+    ex.add_argument("--lib")
+    for dim in ("m", "n", "k"):
+        ex.add_argument(dim, type=int)
+    co = sub.add_parser("compile", help="(build step) compile one kernel and check its resources")
+    for opt in ("arch", "compiler", "include", "source", "output", "log"):
+        co.add_argument(f"--{opt}", required=True)
+    em = sub.add_parser("embed", help="(build step) embed code objects into a C file")
+    em.add_argument("--list", required=True)
+    em.add_argument("--output", required=True)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "compile":
+            return buildtools.compile_kernel(args.arch, args.compiler, args.include, args.source, args.output,
+                                             args.log)
+        if args.cmd == "embed":
+            return buildtools.embed(args.list, args.output)
+        return {"generate": cmd_generate, "check": cmd_check, "list": cmd_list, "decode": cmd_decode,
+                "explain": cmd_explain}[args.cmd](args)
+    except SchemaError as exc:
+        print(exc, file=sys.stderr)
+        return 2

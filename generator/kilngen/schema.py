@@ -1,0 +1,612 @@
+"""YAML front end: solutions/<arch>/*.yaml are validated here, once, and become frozen typed objects.
+
+Every error is a SchemaError whose message is one line, `file:line: key: why`: the file relative to the root, the
+1-based line of the offending YAML node, the key it belongs to and why it is wrong. The format is in docs/yaml.md.
+Nothing downstream of this module validates again: a SolutionFile holds only solutions that can be built.
+"""
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, NamedTuple, NoReturn, Optional
+
+import yaml
+
+from .model import (ARCH_INFO, DTYPE_INFO, FAMILY_VENDOR, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout,
+                    Problem, Solution, kind_of)
+
+SCHEMA_VERSION = 1
+DISTANCES = ("log_mnk", "linear_mnk")
+
+# Parameter values when neither the entry (its fork/with) nor `defaults` gives one. mt and wg have none; mi's
+# depends on the problem and arch (default_mi).
+BUILTIN_DEFAULTS = {"pgr": 2, "plr": 0, "su": 0, "sus": 0, "sum": 0, "lpa": 0, "lpb": 0, "lxs": 1, "gsu": 1,
+                    "wgm": 8, "vwa": 16, "vwb": 16}
+REQUIRED_PARAMS = ("mt", "wg")
+assert BUILTIN_DEFAULTS.keys() | set(REQUIRED_PARAMS) | {"mi"} == set(PARAM_FIELDS)
+_PARAM_COUNT = {field: count for field, _prefix, count, _doc in PARAMS}
+
+
+def default_mi(arch: Arch, a: DType, b: DType) -> tuple:
+    both_fp8 = bool(DTYPE_INFO[a].fp8) and bool(DTYPE_INFO[b].fp8)
+    return (16, 8, 32) if both_fp8 and ARCH_INFO[arch].fp8_mma else (16, 8, 16)
+
+
+# Output types each kind may write, given its A type.
+KIND_OUTPUTS: dict[Kind, Callable[[DType], tuple]] = {
+    Kind.FP8_SCALED: lambda a: (DType.F32, DType.F16, DType.BF16),
+    Kind.MIXED_W8: lambda a: (DType.F16, DType.BF16),
+    Kind.GEMM: lambda a: (a, DType.F32),
+}
+assert KIND_OUTPUTS.keys() == set(Kind)
+
+# Layouts each kind supports, and why the others are refused.
+KIND_LAYOUTS = {
+    Kind.FP8_SCALED: ((Layout.TN,), "fp8 operands must both be K-major (TN), as in cuBLASLt"),
+    Kind.MIXED_W8: ((Layout.TN,), "mixed_w8 takes TN only (B is prepacked K-major)"),
+    Kind.GEMM: ((Layout.TN, Layout.NN), ""),
+}
+assert KIND_LAYOUTS.keys() == set(Kind)
+
+
+class SchemaError(ValueError):
+    """A solution file is invalid. str(error) is one line: `file:line: key: why`."""
+
+
+@dataclass(frozen=True)
+class Logic:
+    """Selection logic of one problem type: its solutions (YAML order, forks expanded) and how to choose."""
+    source: str
+    arch: Arch
+    problem: Problem
+    solutions: tuple        # tuple[Solution, ...]
+    exact: tuple            # tuple[(m, n, k, solution index), ...] in YAML order
+    distance: str           # one of DISTANCES
+    fallback: int
+
+
+@dataclass(frozen=True)
+class SolutionFile:
+    source: str             # path relative to the root, with forward slashes
+    arch: Arch
+    family: Family
+    problems: tuple         # tuple[Problem, ...], product(a, b, d, layout)
+    logics: tuple           # tuple[Logic, ...], one per problem
+    ci: frozenset           # solution indices compiled in CI builds
+    lines: tuple = ()       # YAML line of the entry each solution index came from
+
+    @property
+    def solutions(self) -> tuple:
+        return tuple(sol for logic in self.logics for sol in logic.solutions)
+
+
+# --- reading YAML nodes -------------------------------------------------------------------------------------------
+
+class _Set(NamedTuple):
+    """A parameter value and the line of the node that gave it."""
+    value: object
+    line: int
+
+
+def _line(node) -> int:
+    return node.start_mark.line + 1
+
+
+def _fmt(value) -> str:
+    return "[" + ", ".join(str(v) for v in value) + "]" if isinstance(value, tuple) else str(value)
+
+
+def _or(values) -> str:
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _hint(word: str, known) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"did you mean {close[0]}?" if close else "one of " + ", ".join(known)
+
+
+class _Reader:
+    """Turns composed nodes into checked Python values; every failure names file, line and key."""
+
+    def __init__(self, source: str, loader: yaml.SafeLoader):
+        self.source = source
+        self.loader = loader
+
+    def fail(self, at, key: str, why: str) -> NoReturn:
+        line = at if isinstance(at, int) else _line(at)
+        raise SchemaError(f"{self.source}:{line}: {key}: {why}")
+
+    def scalar(self, node, key: str):
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            self.fail(node, key, str(getattr(exc, "problem", exc)))
+
+    def describe(self, node, key: str) -> str:
+        if not isinstance(node, yaml.ScalarNode):
+            return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
+        value = self.scalar(node, key)
+        if value is None or isinstance(value, str):
+            return "null" if value is None else f"str {value!r}"
+        return f"{type(value).__name__} {node.value}"
+
+    def mapping(self, node, key: str, known=None, what: str = "key", prefix: str = "") -> dict:
+        """{key: (key node, value node)} in YAML order; keys are strings, unique and (when known is given) known."""
+        if not isinstance(node, yaml.MappingNode):
+            self.fail(node, key, f"expected a mapping, got {self.describe(node, key)}")
+        out = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self.fail(key_node, key, "merge keys (<<) are not supported; use defaults or a fork's with")
+            name = self.scalar(key_node, key) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(name, str):
+                self.fail(key_node, key, f"keys must be strings, got {self.describe(key_node, key)}")
+            label = f"{prefix}.{name}" if prefix else name
+            if name in out:
+                self.fail(key_node, label, f"duplicate key (first at line {_line(out[name][0])})")
+            if known is not None and name not in known:
+                self.fail(key_node, label, f"unknown {what}; {_hint(name, known)}")
+            out[name] = (key_node, value_node)
+        return out
+
+    def once(self, seen: dict, value, node, key: str, shown: str) -> None:
+        """Note where value was first given; a repeat is an error."""
+        if value in seen:
+            self.fail(node, key, f"{shown} listed twice (first at line {seen[value]})")
+        seen[value] = _line(node)
+
+    def require(self, items: dict, node, names, prefix: str = "") -> None:
+        for name in names:
+            if name not in items:
+                self.fail(node, f"{prefix}.{name}" if prefix else name, "required key missing")
+
+    def seq(self, node, key: str) -> list:
+        if not isinstance(node, yaml.SequenceNode):
+            self.fail(node, key, f"expected a list, got {self.describe(node, key)}")
+        return list(node.value)
+
+    def one_or_more(self, node, key: str) -> list:
+        """A scalar or a non-empty list of scalars, as a list of nodes."""
+        nodes = list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
+        if not nodes:
+            self.fail(node, key, "empty list")
+        return nodes
+
+    def int_(self, node, key: str) -> int:
+        value = self.scalar(node, key) if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(node, key, f"expected an int, got {self.describe(node, key)}")
+        return value
+
+    def ints(self, node, key: str, count: int) -> tuple:
+        if not isinstance(node, yaml.SequenceNode):
+            self.fail(node, key, f"expected a list of {count} ints, got {self.describe(node, key)}")
+        if len(node.value) != count:
+            self.fail(node, key, f"expected a list of {count} ints, got {len(node.value)} items")
+        return tuple(self.int_(item, key) for item in node.value)
+
+    def choice(self, node, key: str, known, what: str) -> str:
+        value = self.scalar(node, key) if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(value, str):
+            self.fail(node, key, f"expected a {what} name, got {self.describe(node, key)}")
+        if value not in known:
+            self.fail(node, key, f"unknown {what} {value!r}; {_hint(value, known)}")
+        return value
+
+    def enum(self, node, key: str, cls, what: str):
+        return cls(self.choice(node, key, [member.value for member in cls], what))
+
+    def index(self, node, key: str, count: int) -> int:
+        value = self.int_(node, key)
+        if not 0 <= value < count:
+            have = "1 solution (index 0)" if count == 1 else f"{count} solutions (indices 0..{count - 1})"
+            self.fail(node, key, f"{value} is out of range; the file expands to {have}")
+        return value
+
+    def param(self, field: str, node) -> _Set:
+        count = _PARAM_COUNT[field]
+        value = self.ints(node, field, count) if count > 1 else self.int_(node, field)
+        return _Set(value, _line(node))
+
+    def params(self, node, key: str, allow=()) -> dict:
+        """A mapping of parameter values: {field: _Set}. Keys in allow are skipped (returned as nodes)."""
+        items = self.mapping(node, key, known=PARAM_FIELDS + tuple(allow), what="parameter")
+        return {name: (self.param(name, value) if name in PARAM_FIELDS else value)
+                for name, (_key, value) in items.items()}
+
+
+# --- validation rules of a complete solution ----------------------------------------------------------------------
+# A rule returns None when the solution passes, else why it fails; the error goes on the line of the rule's field.
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _bytes_of(dt: DType) -> str:
+    n = DTYPE_INFO[dt].bytes
+    return f"{n} byte{'s' if n != 1 else ''} of {dt.value}"
+
+
+def _operands(sol: Solution):
+    """(label, dtype, LDS row bytes before padding) of A and B."""
+    du = sol.mt[2]
+    return (("A", sol.problem.a, du * DTYPE_INFO[sol.problem.a].bytes),
+            ("B", sol.problem.b, du * DTYPE_INFO[sol.problem.b].bytes))
+
+
+def _positive(field):
+    def rule(sol):
+        value = getattr(sol, field)
+        return None if min(value) > 0 else f"{_fmt(value)} must be positive"
+    return rule
+
+
+# The values a scalar parameter may take; su and sus have rules of their own.
+ALLOWED = {"pgr": range(0, 7), "plr": range(0, 2), "sum": range(0, 4), "lpa": range(0, 129, 16),
+           "lpb": range(0, 129, 16), "lxs": range(0, 2), "gsu": range(1, 65), "wgm": range(1, 65),
+           "vwa": (1, 2, 4, 8, 16), "vwb": (1, 2, 4, 8, 16)}
+
+
+def _allowed(field):
+    allowed = ALLOWED[field]
+    if isinstance(allowed, range) and allowed.step > 1:
+        say = f"a multiple of {allowed.step} in {allowed.start}..{allowed[-1]}"
+    elif isinstance(allowed, range) and len(allowed) > 2:
+        say = f"in {allowed.start}..{allowed[-1]}"
+    else:
+        say = _or(allowed)
+
+    def rule(sol):
+        value = getattr(sol, field)
+        return None if value in allowed else f"{value} is not {say}"
+    return rule
+
+
+def _mma_mi(sol):
+    a, b = sol.problem.a, sol.problem.b
+    if sol.mi not in ((16, 8, 16), (16, 8, 32)):
+        return f"{_fmt(sol.mi)} is not an mma shape; use [16, 8, 16] or [16, 8, 32]"
+    if sol.mi[2] == 32 and not (DTYPE_INFO[a].fp8 and DTYPE_INFO[b].fp8):
+        return f"{_fmt(sol.mi)} needs fp8 x fp8 operands; {a.value} x {b.value} takes [16, 8, 16]"
+    if sol.mi[2] == 32 and not ARCH_INFO[sol.arch].fp8_mma:
+        return f"{sol.arch.value} has no fp8 mma; use mi [16, 8, 16] to upcast fp8 to f16"
+
+
+def _mma_warps(sol):
+    warps = sol.wg[0] * sol.wg[1]
+    if warps not in (1, 2, 4, 8, 16):
+        return f"{_fmt(sol.wg)} makes {warps} warps; a workgroup takes 1, 2, 4, 8 or 16"
+
+
+def _mma_tile(dim, what):
+    def rule(sol):
+        tile, warps = sol.mt[dim], sol.wg[dim]
+        if tile % (16 * warps):
+            return f"MT{dim} {tile} must be a multiple of {16 * warps} (16 {what} per warp x wg{dim} {warps})"
+    return rule
+
+
+def _mma_depth(sol):
+    if sol.mt[2] % sol.mi[2]:
+        return f"DepthU {sol.mt[2]} must be a multiple of {sol.mi[2]} (mi k) for {sol.mma_type.value}"
+    for label, dt, row in _operands(sol):
+        if row % 16:
+            return (f"DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row} bytes per {label} row; "
+                    f"rows are copied in 16-byte chunks")
+
+
+def _su(sol):
+    if sol.su < 0 or (sol.su > 0 and not _pow2(sol.su)):
+        return f"{sol.su} must be 0 or a power of two"
+    if sol.su > 0 and sol.sus <= 0:
+        return f"{sol.su} needs sus > 0 (the stagger stride in bytes)"
+
+
+def _sus(sol):
+    row = _operands(sol)[0][2]
+    if sol.sus < 0:
+        return f"{sol.sus} must be >= 0"
+    if sol.sus > 0 and sol.sus % row:
+        return f"{sol.sus} must be a multiple of {row} (DepthU {sol.mt[2]} x {_bytes_of(sol.problem.a)})"
+
+
+def _lxs(sol):
+    if sol.lxs == 1 and (sol.lpa or sol.lpb):
+        return f"1 needs lpa = lpb = 0 (the swizzle replaces padding); got lpa {sol.lpa}, lpb {sol.lpb}"
+    for label, dt, row in _operands(sol) if sol.lxs == 1 else ():
+        if not _pow2(row):
+            return f"1 needs power-of-two LDS rows; {label} rows are DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row}"
+
+
+def _vector(field, operand):
+    def rule(sol):
+        value = getattr(sol, field)
+        dt = sol.problem.a if operand == "a" else sol.problem.b
+        if value < DTYPE_INFO[dt].bytes:
+            return f"{value} is narrower than one {dt.value} element ({DTYPE_INFO[dt].bytes} bytes)"
+        if operand == "b" and sol.problem.b_prepacked and value != 16:
+            return f"{value} must be 16 for mixed_w8 (prepacked B is read in 16-byte vectors)"
+    return rule
+
+
+def _lds_fits(sol):
+    limit = ARCH_INFO[sol.arch].lds_limit
+    if sol.lds_bytes > limit:
+        return (f"{_fmt(sol.mt)} with {sol.stages} stages needs {sol.lds_bytes} bytes of LDS; "
+                f"{sol.arch.value} allows {limit}")
+
+
+_SHAPE_RULES = (("wg", _positive("wg")), ("mi", _positive("mi")), ("mt", _positive("mt")))
+
+FAMILY_RULES = {
+    Family.MMA: (("mi", _mma_mi), ("wg", _mma_warps), ("mt", _mma_tile(0, "rows")), ("mt", _mma_tile(1, "columns")),
+                 ("mt", _mma_depth)),
+}
+assert FAMILY_RULES.keys() == set(Family)
+
+_PARAM_RULES = (
+    ("pgr", _allowed("pgr")), ("plr", _allowed("plr")), ("su", _su), ("sus", _sus), ("sum", _allowed("sum")),
+    ("lpa", _allowed("lpa")), ("lpb", _allowed("lpb")), ("lxs", _allowed("lxs")), ("lxs", _lxs),
+    ("gsu", _allowed("gsu")), ("wgm", _allowed("wgm")), ("vwa", _allowed("vwa")), ("vwa", _vector("vwa", "a")),
+    ("vwb", _allowed("vwb")), ("vwb", _vector("vwb", "b")), ("mt", _lds_fits),
+)
+assert {field for field, _rule in _PARAM_RULES} >= ALLOWED.keys()
+
+
+def check(sol: Solution) -> Optional[tuple]:
+    """The first rule a solution breaks, as (field, why), or None when it is valid."""
+    for field, rule in _SHAPE_RULES + FAMILY_RULES[sol.family] + _PARAM_RULES:
+        why = rule(sol)
+        if why:
+            return field, why
+    return None
+
+
+# --- the file -----------------------------------------------------------------------------------------------------
+
+_TOP_KEYS = ("schema", "arch", "family", "problem", "defaults", "solutions", "selection", "ci")
+_REQUIRED_TOP = ("schema", "arch", "family", "problem", "solutions", "selection")
+_PROBLEM_KEYS = ("kind", "a", "b", "d", "layout")
+
+
+class _Entry(NamedTuple):
+    line: int
+    label: str      # solutions[i]
+    given: dict     # {field: _Set} from the entry or its fork/with
+
+
+def _listed(r: _Reader, items: dict, name: str, cls, what: str) -> list:
+    """[(node, value)] of a problem key: a scalar or a list, without repeats."""
+    key, out, seen = f"problem.{name}", [], {}
+    for node in r.one_or_more(items[name][1], key):
+        value = r.enum(node, key, cls, what)
+        r.once(seen, value, node, key, value.value)
+        out.append((node, value))
+    return out
+
+
+def _problems(r: _Reader, node, arch: Arch) -> tuple:
+    items = r.mapping(node, "problem", _PROBLEM_KEYS, prefix="problem")
+    r.require(items, node, ("a", "b", "d", "layout"), "problem")
+    a, b, d, layouts = (_listed(r, items, name, cls, what) for name, cls, what in (
+        ("a", DType, "dtype"), ("b", DType, "dtype"), ("d", DType, "dtype"), ("layout", Layout, "layout")))
+    speaks = ARCH_INFO[arch].fp8_formats
+    for key, operands in (("problem.a", a), ("problem.b", b)):
+        for item, dt in operands:
+            fp8 = DTYPE_INFO[dt].fp8
+            if fp8 and fp8 != speaks:
+                spoken = "/".join(t.value for t in DType if DTYPE_INFO[t].fp8 == speaks)
+                r.fail(item, key, f"{dt.value} is an {fp8.upper()} fp8 format; {arch.value} takes "
+                                  f"{speaks.upper()} {spoken} only")
+    declared = None
+    if "kind" in items:
+        declared = r.enum(items["kind"][1], "problem.kind", Kind, "kind")
+    for (_an, ta), (bn, tb) in itertools.product(a, b):
+        kind = kind_of(ta, tb)
+        if kind is None:
+            r.fail(bn, "problem.b", f"{ta.value} x {tb.value} makes no kiln problem kind (fp8_scaled: fp8 x fp8; "
+                                    f"mixed_w8: f16/bf16 x fp8; gemm: f16 x f16 or bf16 x bf16)")
+        if declared is not None and declared is not kind:
+            r.fail(items["kind"][1], "problem.kind",
+                   f"{declared.value} does not match {ta.value} x {tb.value}, which is {kind.value}")
+        outputs = KIND_OUTPUTS[kind](ta)
+        for dn, td in d:
+            if td not in outputs:
+                r.fail(dn, "problem.d", f"{td.value} is not an output of {kind.value} {ta.value} x {tb.value}; "
+                                        f"use {_or([t.value for t in outputs])}")
+        allowed, reason = KIND_LAYOUTS[kind]
+        for ln, layout in layouts:
+            if layout not in allowed:
+                r.fail(ln, "problem.layout", f"{layout.value}: {reason}")
+    return tuple(Problem(kind_of(ta, tb), ta, tb, td, lay)
+                 for (_an, ta), (_bn, tb), (_dn, td), (_ln, lay) in itertools.product(a, b, d, layouts))
+
+
+def _fork(r: _Reader, node, fixed: dict) -> list:
+    """The fork's expansion: product of its value lists in key order, each merged over the `with` values."""
+    items = r.mapping(node, "fork", PARAM_FIELDS, what="parameter")
+    if not items:
+        r.fail(node, "fork", "empty fork; list at least one parameter")
+    axes = []
+    for field, (key_node, value_node) in items.items():
+        if field in fixed:
+            r.fail(key_node, field, f"given in both fork and with (with at line {fixed[field].line})")
+        candidates = r.seq(value_node, field)
+        if not candidates:
+            r.fail(value_node, field, "empty fork list; give at least one value")
+        values, seen = [], {}
+        for candidate in candidates:
+            values.append(r.param(field, candidate))
+            r.once(seen, values[-1].value, candidate, field, _fmt(values[-1].value))
+        axes.append((field, values))
+    return [{**fixed, **dict(zip([field for field, _v in axes], combo))}
+            for combo in itertools.product(*[values for _f, values in axes])]
+
+
+def _entries(r: _Reader, node, defaults: dict) -> list:
+    """Every solution entry, forks expanded, in YAML order."""
+    nodes = r.seq(node, "solutions")
+    if not nodes:
+        r.fail(node, "solutions", "empty list; give at least one solution")
+    out = []
+    for i, entry in enumerate(nodes):
+        label = f"solutions[{i}]"
+        given = r.params(entry, label, allow=("fork", "with"))
+        if "fork" in given:
+            loose = [name for name in given if name not in ("fork", "with")]
+            if loose:
+                r.fail(given[loose[0]].line, loose[0], "a fork entry takes only fork and with; move it under with")
+            fixed = r.params(given["with"], "with") if "with" in given else {}
+            expansions = _fork(r, given["fork"], fixed)
+        elif "with" in given:
+            r.fail(given["with"], "with", "with belongs to a fork entry; put the parameters in the entry")
+        else:
+            expansions = [given]
+        for params in expansions:
+            for field in REQUIRED_PARAMS:
+                if field not in params and field not in defaults:
+                    r.fail(entry, field, "required; give it in the entry, its fork/with, or defaults")
+            out.append(_Entry(_line(entry), label, params))
+    return out
+
+
+def _solution(r: _Reader, arch: Arch, family: Family, problem: Problem, entry: _Entry, defaults: dict) -> Solution:
+    values, lines, defaulted = {}, {}, set()
+    for field in PARAM_FIELDS:
+        setting = entry.given.get(field) or defaults.get(field)
+        if setting is None:
+            value = default_mi(arch, problem.a, problem.b) if field == "mi" else BUILTIN_DEFAULTS[field]
+            setting = _Set(value, entry.line)
+            defaulted.add(field)
+        values[field], lines[field] = setting
+    sol = Solution(arch=arch, family=family, problem=problem, **values)
+    broken = check(sol)
+    if broken:
+        field, why = broken
+        if field in defaulted:
+            why += f" ({field} defaults to {_fmt(values[field])})"
+        r.fail(lines[field], field, why)
+    return sol
+
+
+def _logic_solutions(r, arch, family, problem, entries, defaults) -> tuple:
+    solutions, first = [], {}
+    for entry in entries:
+        sol = _solution(r, arch, family, problem, entry, defaults)
+        if sol.name in first:
+            earlier = first[sol.name]
+            r.fail(entry.line, entry.label, f"duplicates the solution of {earlier.label} at line {earlier.line} "
+                                            f"({sol.name[len(problem.code) + 1:]})")
+        first[sol.name] = entry
+        solutions.append(sol)
+    return tuple(solutions)
+
+
+def _selection(r: _Reader, node, count: int):
+    items = r.mapping(node, "selection", ("exact", "distance", "fallback"), prefix="selection")
+    r.require(items, node, ("distance", "fallback"), "selection")
+    exact, seen = [], {}
+    for j, item in enumerate(r.seq(items["exact"][1], "selection.exact") if "exact" in items else ()):
+        label = f"selection.exact[{j}]"
+        fields = r.mapping(item, label, ("size", "solution"), prefix=label)
+        r.require(fields, item, ("size", "solution"), label)
+        size_node = fields["size"][1]
+        size = r.ints(size_node, f"{label}.size", 3)
+        if min(size) <= 0:
+            r.fail(size_node, f"{label}.size", f"{_fmt(size)} must be positive")
+        r.once(seen, size, size_node, f"{label}.size", _fmt(size))
+        exact.append(size + (r.index(fields["solution"][1], f"{label}.solution", count),))
+    distance = r.choice(items["distance"][1], "selection.distance", DISTANCES, "distance")
+    fallback = r.index(items["fallback"][1], "selection.fallback", count)
+    return tuple(exact), distance, fallback
+
+
+def _ci(r: _Reader, node, count: int) -> frozenset:
+    seen = {}
+    for item in r.seq(node, "ci"):
+        r.once(seen, r.index(item, "ci", count), item, "ci", item.value)
+    return frozenset(seen)
+
+
+def _parse(r: _Reader, doc) -> SolutionFile:
+    if doc is None:
+        r.fail(1, "document", "empty; expected a mapping with schema, arch, family, problem, solutions, selection")
+    top = r.mapping(doc, "document")
+    if "schema" not in top:
+        r.fail(doc, "schema", f"required key missing; this kiln reads schema: {SCHEMA_VERSION}")
+    version_node = top["schema"][1]
+    if r.int_(version_node, "schema") != SCHEMA_VERSION:
+        r.fail(version_node, "schema", f"{version_node.value} is not supported; this kiln reads {SCHEMA_VERSION}")
+    for name, (key_node, _value) in top.items():
+        if name not in _TOP_KEYS:
+            r.fail(key_node, name, f"unknown key; {_hint(name, _TOP_KEYS)}")
+    r.require(top, doc, _REQUIRED_TOP)
+
+    arch = r.enum(top["arch"][1], "arch", Arch, "arch")
+    folder = r.source.split("/")
+    if len(folder) == 3 and folder[0] == "solutions" and folder[1] != arch.value:
+        r.fail(top["arch"][1], "arch", f"{arch.value} in a file under solutions/{folder[1]}/")
+    family_node = top["family"][1]
+    family = r.enum(family_node, "family", Family, "family")
+    if FAMILY_VENDOR[family] != ARCH_INFO[arch].vendor:
+        r.fail(family_node, "family", f"family {family.value} is {FAMILY_VENDOR[family].value}'s; "
+                                      f"arch {arch.value} is {ARCH_INFO[arch].vendor.value}")
+    problems = _problems(r, top["problem"][1], arch)
+    defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
+    entries = _entries(r, top["solutions"][1], defaults)
+    per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]
+    exact, distance, fallback = _selection(r, top["selection"][1], len(entries))
+    ci = _ci(r, top["ci"][1], len(entries)) if "ci" in top else frozenset({fallback})
+    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback) for p, sols in zip(problems, per_problem))
+    return SolutionFile(r.source, arch, family, problems, logics, ci, tuple(e.line for e in entries))
+
+
+def _relative(path, root) -> str:
+    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
+
+
+def load_file(path, root) -> SolutionFile:
+    """Read and validate one solution file. Errors name the file relative to root."""
+    source = _relative(path, root)
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SchemaError(f"{source}:{line}: yaml: not UTF-8 text") from None
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)
+        return _parse(_Reader(source, loader), loader.get_single_node())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        why = f"{exc.context}: {exc.problem}" if exc.context else str(exc.problem)
+        raise SchemaError(f"{source}:{mark.line + 1 if mark else 1}: yaml: {' '.join(why.split())}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise SchemaError(f"{source}:{line}: yaml: special character U+{code:04X} is not allowed") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def load_tree(root) -> list:
+    """Every solutions/<arch>/*.yaml under root, sorted by path. A kernel name defined twice is an error."""
+    paths = sorted(Path(root).glob("solutions/*/*.yaml"), key=lambda p: _relative(p, root))
+    files = [load_file(path, root) for path in paths]
+    where = {}
+    for sf in files:
+        for logic in sf.logics:
+            for index, sol in enumerate(logic.solutions):
+                line = sf.lines[index]
+                if sol.name in where and where[sol.name][0] != sf.source:
+                    other, other_line = where[sol.name]
+                    raise SchemaError(f"{sf.source}:{line}: solutions: kernel {sol.name} is also defined in "
+                                      f"{other}:{other_line}")
+                where.setdefault(sol.name, (sf.source, line))
+    return files

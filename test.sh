@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# kiln tests (no GPU needed; the GPU suite runs too when torch and a GPU are present):
+#   generated/ is current, generator tests, a build of the CI kernel subset with resource checks, the C tests.
+set -euo pipefail
+cd "$(dirname "$0")"
+source .ci/deps.sh
+kiln_install_deps
+
+BUILD=${KILN_TEST_BUILD_DIR:-build-ci}
+"$KILN_PY" generator/kiln-gen check
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_CI_SUBSET=ON -DPython3_EXECUTABLE="$KILN_PY" \
+      ${KILN_ARCHS:+-DKILN_ARCHS="$KILN_ARCHS"}
+cmake --build "$BUILD"
+ctest --test-dir "$BUILD" --output-on-failure
+KILN_BUILD_DIR="$BUILD" "$KILN_PY" -m pytest -q tests/py
+# The GPU suite skips itself without torch + a GPU; pytest's exit code 5 (nothing collected) is not a failure.
+KILN_LIBRARY="$BUILD/libkiln.so" "$KILN_PY" -m pytest -q tests/gpu || { rc=$?; [ "$rc" -eq 5 ] || exit "$rc"; }

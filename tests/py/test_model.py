@@ -1,0 +1,230 @@
+"""kiln's vocabulary: names round-trip through decode, every enum is in every table, golden names stay put."""
+import dataclasses
+import itertools
+import random
+
+import pytest
+
+from kilngen.model import (ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, FAMILY_VENDOR, LAYOUT_INFO, PARAM_FIELDS, PARAMS,
+                           Arch, DType, Family, Kind, Layout, NameError_, Problem, Solution, Vendor, as_dict, decode,
+                           fnv1a64, kind_of)
+
+FP8 = {DType.E4M3, DType.E5M2, DType.E4M3FNUZ, DType.E5M2FNUZ}
+HALF = {DType.F16, DType.BF16}
+
+
+def expected_kind(a, b):
+    """kind_of written out again, from the definitions of the kinds."""
+    if a in FP8 and b in FP8:
+        return Kind.FP8_SCALED
+    if a in HALF and b in FP8:
+        return Kind.MIXED_W8
+    if a in HALF and a == b:
+        return Kind.GEMM
+    return None
+
+
+def problems():
+    """Every problem type decode can meet, in a fixed order."""
+    for a, b, d, layout in itertools.product(DType, DType, DType, Layout):
+        kind = kind_of(a, b)
+        if kind is not None:
+            yield Problem(kind, a, b, d, layout)
+
+
+def random_params(rng: random.Random) -> dict:
+    values = {}
+    for field, _prefix, count, _doc in PARAMS:
+        draw = lambda: rng.choice((0, 1, 2, 3, 8, 16, 32, 64, 96, 128, 256, 4096, rng.randrange(100000)))
+        values[field] = tuple(draw() for _ in range(count)) if count > 1 else draw()
+    return values
+
+
+def golden():
+    return Solution(arch=Arch.SM90, family=Family.MMA,
+                    problem=Problem(Kind.FP8_SCALED, DType.E4M3, DType.E4M3, DType.BF16, Layout.TN),
+                    mt=(128, 256, 128), wg=(2, 4), mi=(16, 8, 32), pgr=4, plr=0, su=32, sus=256, sum=0, lpa=0,
+                    lpb=0, lxs=1, gsu=1, wgm=8, vwa=16, vwb=16)
+
+
+GOLDEN_NAME = ("Cijk_Alik_Bljk_F8F8B_MT128x256x128_WG2x4_MI16x8x32_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_LXS1_GSU1_"
+               "WGM8_VWA16_VWB16_MMA_SM90")
+
+
+# --- names ---------------------------------------------------------------------------------------------------------
+
+def test_golden_name():
+    assert golden().name == GOLDEN_NAME
+
+
+def test_golden_names_of_other_kinds():
+    mixed = dataclasses.replace(golden(), arch=Arch.SM89, mi=(16, 8, 16), problem=Problem(
+        Kind.MIXED_W8, DType.BF16, DType.E5M2, DType.BF16, Layout.TN))
+    assert mixed.name == ("Cijk_Alik_Bljk_BB8BP_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_"
+                          "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_MMA_SM89")
+    gemm = dataclasses.replace(golden(), arch=Arch.SM80, mi=(16, 8, 16), gsu=4, problem=Problem(
+        Kind.GEMM, DType.F16, DType.F16, DType.F32, Layout.NN))
+    assert gemm.name == ("Cijk_Alik_Bjlk_HHS_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_"
+                         "LXS1_GSU4_WGM8_VWA16_VWB16_MMA_SM80")
+    fnuz = dataclasses.replace(golden(), arch=Arch.GFX942, problem=Problem(
+        Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN))
+    assert fnuz.name.startswith("Cijk_Alik_Bljk_F8NB8NH_") and fnuz.name.endswith("_MMA_GFX942")
+
+
+def test_decode_golden():
+    assert decode(GOLDEN_NAME) == golden()
+
+
+def test_round_trip_every_problem_arch_and_family():
+    rng = random.Random(20261122)
+    count = 0
+    for arch, family, problem in itertools.product(Arch, Family, problems()):
+        sol = Solution(arch=arch, family=family, problem=problem, **random_params(rng))
+        assert decode(sol.name) == sol, sol.name
+        count += 1
+    # 16 fp8 x fp8, 8 mixed, 2 gemm operand pairs; 7 outputs; 2 layouts; every arch and family.
+    assert count == 26 * len(DType) * len(Layout) * len(Arch) * len(Family)
+
+
+@pytest.mark.parametrize("field", PARAM_FIELDS)
+def test_round_trip_each_parameter(field):
+    count = dict((f, n) for f, _p, n, _d in PARAMS)[field]
+    for value in (0, 1, 7, 16, 100, 65536, 2 ** 40):
+        v = (value,) * count if count > 1 else value
+        sol = dataclasses.replace(golden(), **{field: v})
+        assert decode(sol.name) == sol
+    if count > 1:
+        sol = dataclasses.replace(golden(), **{field: tuple(range(3, 3 + count))})
+        assert decode(sol.name) == sol
+
+
+def test_names_are_distinct():
+    rng = random.Random(7)
+    sols = {Solution(arch=Arch.SM90, family=Family.MMA, problem=p, **random_params(rng)) for p in problems()}
+    assert len({s.name for s in sols}) == len(sols)
+    single = [dataclasses.replace(golden(), **{f: (v + 1 if isinstance(v, int) else tuple(x + 1 for x in v))})
+              for f, v in ((f, getattr(golden(), f)) for f in PARAM_FIELDS)]
+    assert len({s.name for s in single} | {GOLDEN_NAME}) == len(PARAM_FIELDS) + 1
+
+
+BAD_NAMES = [
+    ("", "too few tokens"),
+    ("Cijk_Alik_Bljk_F8F8B_MT128x256x128_MMA_SM90", "too few tokens"),
+    (GOLDEN_NAME.replace("Bljk", "Bxyz"), "unknown index order Cijk_Alik_Bxyz"),
+    (GOLDEN_NAME.replace("F8F8B_", "F8F8Q_"), "unknown type token F8F8Q"),
+    (GOLDEN_NAME.replace("F8F8B_", "SSS_"), "types SSS make no kiln problem kind"),
+    (GOLDEN_NAME.replace("F8F8B_", "HF8H_"), "types HF8H make no kiln problem kind"),
+    (GOLDEN_NAME.replace("F8F8B_", "F8F8BP_"), "types F8F8BP make no kiln problem kind"),
+    (GOLDEN_NAME.replace("F8F8B_", "HBH_"), "types HBH make no kiln problem kind"),
+    (GOLDEN_NAME.replace("_WG2x4_", "_WX2x4_"), "expected WG... got WX2x4"),
+    (GOLDEN_NAME.replace("MT128x256x128", "MT128x256"), "bad value in MT128x256"),
+    (GOLDEN_NAME.replace("PGR4", "PGR4x4"), "bad value in PGR4x4"),
+    (GOLDEN_NAME.replace("PGR4", "PGR"), "bad value in PGR"),
+    (GOLDEN_NAME.replace("PGR4", "PGR-4"), "bad value in PGR-4"),
+    (GOLDEN_NAME.replace("MT128", "MT\u00b2"), "bad value in MT\u00b2x256x128"),
+    (GOLDEN_NAME.replace("MT128", "MT\u0661\u0662\u0668"), "bad value in MT\u0661\u0662\u0668x256x128"),
+    (GOLDEN_NAME.replace("PGR4", "PGR04"), "not in canonical form (re-encodes as"),
+    (GOLDEN_NAME.replace("_MMA_", "_Mma_"), "not in canonical form"),
+    (GOLDEN_NAME.replace("SM90", "sm90"), "not in canonical form"),
+    (GOLDEN_NAME.replace("_MMA_", "_WMMA_"), "'wmma' is not a valid Family"),
+    (GOLDEN_NAME.replace("SM90", "SM100"), "'sm100' is not a valid Arch"),
+    (GOLDEN_NAME + "_X", "expected family and arch at the end"),
+    (GOLDEN_NAME.replace("_MMA_SM90", "_MMA"), "too few tokens"),
+]
+
+
+@pytest.mark.parametrize("name,why", BAD_NAMES, ids=[f"bad{i}" for i in range(len(BAD_NAMES))])
+def test_decode_rejects(name, why):
+    with pytest.raises(NameError_) as info:
+        decode(name)
+    assert str(info.value).startswith(f"{name}: ")
+    assert why in str(info.value)
+
+
+def test_as_dict():
+    d = as_dict(golden())
+    assert d["name"] == GOLDEN_NAME and d["kind"] == "fp8_scaled" and d["mt"] == [128, 256, 128]
+    assert d["threads"] == 256 and d["lds_bytes"] == 5 * (128 + 256) * 128 and d["align_a"] == 16
+    assert set(PARAM_FIELDS) <= d.keys()
+
+
+# --- tables --------------------------------------------------------------------------------------------------------
+
+def test_every_enum_member_is_in_every_table():
+    assert DTYPE_INFO.keys() == set(DType)
+    assert ARCH_INFO.keys() == set(Arch)
+    assert LAYOUT_INFO.keys() == set(Layout)
+    assert FAMILY_VENDOR.keys() == set(Family)
+    assert set(FAMILY_VENDOR.values()) <= set(Vendor)
+    assert {info.vendor for info in ARCH_INFO.values()} == set(Vendor)
+
+
+def test_table_spellings_are_distinct():
+    for table, fields in ((DTYPE_INFO, ("code", "c_enum", "device_type")), (ARCH_INFO, ("offload",)),
+                          (LAYOUT_INFO, ("index_code", "c_enum"))):
+        for field in fields:
+            spellings = [getattr(info, field) for info in table.values()]
+            assert len(set(spellings)) == len(spellings), field
+    assert DTYPE_BY_CODE == {info.code: dt for dt, info in DTYPE_INFO.items()}
+
+
+def test_table_values_are_sane():
+    for dt, info in DTYPE_INFO.items():
+        assert info.bytes in (1, 2, 4) and info.fp8 in ("", "ocp", "fnuz")
+        assert (info.bytes == 1) == (dt in FP8) == bool(info.fp8)
+        assert info.c_enum == "KILN_DTYPE_" + dt.name
+    for arch, info in ARCH_INFO.items():
+        assert info.fp8_formats in ("ocp", "fnuz") and info.lds_limit > 0
+        assert info.offload.replace("_", "").startswith(arch.value)
+    for layout, info in LAYOUT_INFO.items():
+        assert info.c_enum == "KILN_LAYOUT_" + layout.name and info.index_code.startswith("Cijk_Alik_B")
+
+
+def test_every_type_code_decodes():
+    for problem in problems():
+        sol = dataclasses.replace(golden(), problem=problem)
+        assert decode(sol.name).problem == problem
+
+
+def test_kind_of_covers_every_pair():
+    kinds = {(a, b): kind_of(a, b) for a, b in itertools.product(DType, DType)}
+    assert kinds == {(a, b): expected_kind(a, b) for a, b in itertools.product(DType, DType)}
+    counts = {kind: sum(1 for k in kinds.values() if k is kind) for kind in list(Kind) + [None]}
+    assert counts == {Kind.FP8_SCALED: 16, Kind.MIXED_W8: 8, Kind.GEMM: 2, None: 49 - 26}
+
+
+def test_params_match_solution_fields():
+    fields = [f.name for f in dataclasses.fields(Solution)]
+    assert fields == ["arch", "family", "problem"] + list(PARAM_FIELDS)
+    prefixes = [p[1] for p in PARAMS]
+    assert len(set(prefixes)) == len(prefixes)
+    # Values are digits and "x", so a prefix of letters alone can never swallow part of a value.
+    assert all(p.isalpha() and p.isupper() for p in prefixes)
+
+
+def test_derived_quantities():
+    sol = golden()
+    assert sol.threads == 32 * 2 * 4 and sol.stages == 5
+    assert sol.lds_row_bytes("a") == 128 and sol.lds_row_bytes("b") == 128
+    padded = dataclasses.replace(sol, problem=Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN),
+                                 lpa=16, lpb=32, mi=(16, 8, 16), pgr=1)
+    assert padded.lds_bytes == 2 * (128 * (128 * 2 + 16) + 256 * (128 + 32))
+    assert padded.align_a == 8 and padded.align_b == 16
+    assert padded.upcast and padded.mma_type is DType.F16 and padded.problem.b_prepacked
+    assert not sol.upcast and sol.mma_type is DType.E4M3
+
+
+# --- hashing -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,value", [
+    ("", 0xCBF29CE484222325),
+    ("a", 0xAF63DC4C8601EC8C),
+    ("foobar", 0x85944171F73967E8),
+])
+def test_fnv1a64_known_values(text, value):
+    assert fnv1a64(text) == value
+
+
+def test_fnv1a64_of_golden_name_is_stable():
+    # The runtime's tables carry this hash; it must not change while the name does not.
+    assert fnv1a64(GOLDEN_NAME) == 0xE82518A47025E8BC
