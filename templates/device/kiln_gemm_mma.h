@@ -172,9 +172,9 @@ template <class C> struct MmaGemm {
         const int kt1 = kt0 + p.k_tiles_per_split < k_tiles ? kt0 + p.k_tiles_per_split : k_tiles;
         const int iters = kt1 > kt0 ? kt1 - kt0 : 0;
         int stagger = 0;
-        if (C::SU > 0 && iters > 0) {
+        if constexpr (C::SU > 0) {
             const int id = C::SUM == 0 ? tm : C::SUM == 1 ? tn : C::SUM == 2 ? batch : block_x();
-            stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % iters;
+            if (iters > 0) stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % iters;
         }
 
         const uint8_t *ga = (const uint8_t *)p.a + (int64_t)batch * p.stride_a * EA;
