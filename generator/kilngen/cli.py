@@ -10,9 +10,15 @@ from pathlib import Path
 
 from . import buildtools, render
 from .model import DTYPE_INFO, LAYOUT_INFO, DType, Layout, NameError_, as_dict, decode
-from .schema import SchemaError, load_tree
+
+# The YAML front end (and PyYAML) loads only for commands that read solutions/: the build steps run without it.
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def load_tree(root: Path):
+    from .schema import load_tree as load
+    return load(root)
 
 
 def _tree(root: Path):
@@ -170,6 +176,9 @@ def main(argv=None) -> int:
             return buildtools.embed(args.list, args.output)
         return {"generate": cmd_generate, "check": cmd_check, "list": cmd_list, "decode": cmd_decode,
                 "explain": cmd_explain}[args.cmd](args)
-    except SchemaError as exc:
-        print(exc, file=sys.stderr)
+    except ValueError as exc:
+        from .schema import SchemaError
+        if not isinstance(exc, SchemaError):
+            raise
+        print(exc, file=sys.stderr)  # one line: file:line: key: why
         return 2
