@@ -1,0 +1,117 @@
+"""f16/bf16 activations x prepacked fp8 weights (kiln.prepack_b + kiln.mixed_mm) against the float64 reference,
+and the torch prepack against the C kiln_prepack_b, bit for bit."""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+
+import pytest
+
+import kilntest as kt
+from kilntest import DType, Layout, kiln, torch
+
+pytestmark = pytest.mark.gpu
+
+FP8 = [DType.E4M3, DType.E5M2, DType.E4M3FNUZ, DType.E5M2FNUZ]
+COMBOS = [(a, b, d, Layout.TN, True) for a in (DType.F16, DType.BF16) for b in FP8
+          for d in (DType.F16, DType.BF16, DType.F32)]
+BASE = (DType.F16, DType.E4M3, DType.F16, Layout.TN, True)
+
+
+def run_mixed(shape, combo, scale_mode="vector", bias_type="a", act=None, algo=None, b_layout=Layout.TN):
+    """shape (M, N, K), or (batch, M, N, K) run as a 3-D A whose leading dims kiln flattens."""
+    batch, m, n, k = kt.split_shape(shape)
+    a_t, b_t, d_t, _lay, _ = combo
+    a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
+    w = kt.b_operand(k, n, kt.tdt(b_t), b_layout)  # B(k, n) as [K, N]
+    packed = kiln.prepack_b(w)
+    sb = {"none": None, "tensor": kt.positive(()), "vector": kt.positive((n,)), "float": 0.75}[scale_mode]
+    bias_dt = a_t if bias_type == "a" else bias_type
+    bias = torch.randn(n, device="cuda").to(kt.tdt(bias_dt)) if bias_dt is not None else None
+    what = (f"{kt.combo_id(combo)} {kt.shape_id(shape)} scale={scale_mode} bias={kt.name_of(bias_dt)} "
+            f"act={act}")
+    sb_ref = torch.tensor(sb, device="cuda") if isinstance(sb, float) else sb
+    ref = kt.reference(a, w, sb=sb_ref, bias=bias, act=act)
+
+    def make_out():
+        if batch:  # the op flattens A's leading dims and so needs an out whose leading dims flatten too
+            return torch.full((batch, m, n), float("nan"), dtype=kt.tdt(d_t), device="cuda")
+        return kt.poisoned(m, n, kt.tdt(d_t))
+    return kt.run_checked(kiln.mixed_mm, (a, packed), dict(scale_b=sb, bias=bias, activation=act), make_out, ref,
+                          kt.TOL_FP8, what, algo)
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=kt.combo_id)
+def test_mixed_types(combo):
+    kt.require_combo(combo)
+    for shape in kt.FEW_SHAPES:
+        run_mixed(shape, combo)
+
+
+@pytest.mark.parametrize("shape", kt.ALL_SHAPES, ids=kt.shape_id)
+def test_mixed_shapes(shape):
+    kt.require_combo(BASE)
+    run_mixed(shape, BASE)
+
+
+EPILOGUES = list(itertools.product(["none", "tensor", "vector", "float"], [None, "a", DType.F32],
+                                   [None, "relu", "gelu", "silu"]))
+
+
+@pytest.mark.parametrize("scale_mode,bias_type,act", EPILOGUES, ids=kt.name_of)
+def test_mixed_epilogue(scale_mode, bias_type, act):
+    kt.require_combo(BASE)
+    for shape in ((300, 200, 512), (1, 130, 1000)):
+        run_mixed(shape, BASE, scale_mode, bias_type, act)
+
+
+@pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
+@pytest.mark.parametrize("b_t", [DType.E4M3, DType.E5M2])
+def test_mixed_nn_weights(a_t, b_t):
+    """B given as a row-major [K, N] tensor packs to the same layout and gives the same GEMM."""
+    combo = (a_t, b_t, a_t, Layout.TN, True)
+    kt.require_combo(combo)
+    run_mixed((200, 136, 272), combo, "vector", DType.F32, "relu", b_layout=Layout.NN)
+
+
+# ---- prepack: torch on the GPU == kiln_prepack_b on the host ----
+
+def _random_bytes(shape, dtype):
+    return torch.randint(0, 256, shape, dtype=torch.uint8, device="cuda").view(dtype)
+
+
+@pytest.mark.parametrize("layout", [Layout.TN, Layout.NN])
+@pytest.mark.parametrize("k,n", [(16, 1), (17, 8), (100, 33), (1000, 24), (4096, 64)])
+def test_prepack_torch_equals_c(layout, k, n):
+    dtype = torch.float8_e4m3fn
+    if layout == Layout.TN:
+        w = kt.storage(n, k, dtype).copy_(_random_bytes((n, k), dtype)).t()
+    else:
+        w = kt.storage(k, n, dtype).copy_(_random_bytes((k, n), dtype))
+    packed = kiln.prepack_b(w)
+    assert packed.data.shape == (n, kiln.packed_k(k)) and packed.data.dtype == torch.uint8
+    assert (packed.k, packed.n, packed.kp, packed.dtype) == (k, n, kiln.packed_k(k), DType.E4M3)
+    host_t = kiln.prepack_b_host(w.view(torch.uint8).cpu())
+    assert torch.equal(packed.data.cpu(), host_t)
+    if importlib.util.find_spec("numpy") is None:
+        return
+    host_np = kiln.prepack_b_host(w.view(torch.uint8).cpu().numpy())
+    assert (host_np == packed.data.cpu().numpy()).all()
+
+
+def test_prepack_uint8_needs_fp8():
+    w = _random_bytes((64, 32), torch.uint8)
+    with pytest.raises(TypeError, match="fp8="):
+        kiln.prepack_b(w)
+    packed = kiln.prepack_b(w, fp8="e5m2")
+    assert packed.dtype == DType.E5M2
+    assert torch.equal(packed.data, kiln.prepack_b(w.view(torch.float8_e5m2)).data)
+    with pytest.raises(TypeError):
+        kiln.prepack_b(torch.randn(64, 32, device="cuda", dtype=torch.float16))
+
+
+def test_prepack_small_matches_reference():
+    k, n = 40, 3
+    w = _random_bytes((k, n), torch.float8_e5m2)
+    rows = w.view(torch.uint8).cpu().tolist()
+    assert kiln.prepack_b(w).data.cpu().tolist() == kiln.prepack_reference(rows, k, n)

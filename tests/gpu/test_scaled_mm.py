@@ -1,0 +1,126 @@
+"""fp8 x fp8 scaled GEMM (kiln.scaled_mm) against the float64 reference: every type mix the library lists, every
+shape, scale modes, bias types and activations, batched, and the torch._scaled_mm calling convention."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import kilntest as kt
+from kilntest import DType, Layout, kiln, torch
+
+pytestmark = pytest.mark.gpu
+
+FP8 = [DType.E4M3, DType.E5M2, DType.E4M3FNUZ, DType.E5M2FNUZ]
+FNUZ = {DType.E4M3FNUZ, DType.E5M2FNUZ}
+COMBOS = [(a, b, d, lay, False) for a in FP8 for b in FP8 if (a in FNUZ) == (b in FNUZ)
+          for d in (DType.BF16, DType.F16, DType.F32) for lay in (Layout.TN, Layout.NN)]
+BASE = (DType.E4M3, DType.E4M3, DType.BF16, Layout.TN, False)
+
+
+def scale(mode, length, as_row):
+    """A float32 scale: per tensor (0-dim or [1]) or a vector ([L] or [L, 1] / [1, L])."""
+    if mode == "tensor":
+        return kt.positive(())
+    if mode == "tensor1":
+        return kt.positive((1,))
+    if mode == "vector":
+        return kt.positive((length,))
+    return kt.positive((length, 1) if as_row else (1, length))  # "vector2d"
+
+
+def run_fp8(shape, combo, sa_mode="tensor", sb_mode="tensor", bias_type=None, act=None, algo=None):
+    batch, m, n, k = kt.split_shape(shape)
+    a_t, b_t, d_t, lay, _ = combo
+    a = kt.randn_fp8(kt.mk(batch, m, k), kt.tdt(a_t), extra_rows=1 if batch else 0)
+    b = kt.b_operand(k, n, kt.tdt(b_t), lay, batch, extra_rows=2 if batch else 0)
+    sa, sb = scale(sa_mode, m, True), scale(sb_mode, n, False)
+    bias = torch.randn(n, device="cuda").to(kt.tdt(bias_type)) if bias_type is not None else None
+    what = (f"{kt.combo_id(combo)} {kt.shape_id(shape)} sa={sa_mode} sb={sb_mode} "
+            f"bias={kt.name_of(bias_type)} act={act}")
+    ref = kt.reference(a, b, sa=sa, sb=sb, bias=bias, act=act)
+    return kt.run_checked(kiln.scaled_mm, (a, b, sa, sb), dict(bias=bias, activation=act),
+                          lambda: kt.poisoned(m, n, kt.tdt(d_t), batch), ref, kt.TOL_FP8, what, algo)
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=kt.combo_id)
+def test_fp8_types(combo):
+    kt.require_combo(combo)
+    for shape in kt.FEW_SHAPES:
+        run_fp8(shape, combo)
+
+
+@pytest.mark.parametrize("shape", kt.ALL_SHAPES, ids=kt.shape_id)
+def test_fp8_shapes(shape):
+    kt.require_combo(BASE)
+    run_fp8(shape, BASE)
+
+
+EPILOGUES = list(itertools.product(["tensor", "vector"], ["tensor", "vector"], [None, DType.BF16, DType.F32],
+                                   [None, "relu", "gelu", "silu"]))
+
+
+@pytest.mark.parametrize("sa_mode,sb_mode,bias_type,act", EPILOGUES, ids=kt.name_of)
+def test_fp8_epilogue(sa_mode, sb_mode, bias_type, act):
+    kt.require_combo(BASE)
+    for shape in ((300, 200, 512), (2, 65, 130, 256)):
+        run_fp8(shape, BASE, sa_mode, sb_mode, bias_type, act)
+
+
+@pytest.mark.parametrize("d_t", [DType.F16, DType.F32])
+def test_fp8_epilogue_other_outputs(d_t):
+    combo = (DType.E4M3, DType.E5M2, d_t, Layout.TN, False)
+    kt.require_combo(combo)
+    run_fp8((257, 129, 384), combo, "vector2d", "vector2d", DType.F32, "gelu")
+    run_fp8((257, 129, 384), combo, "tensor1", "vector", DType.BF16, "silu")
+
+
+def test_fp8_like_torch_scaled_mm():
+    """torch._scaled_mm's convention: a [M, K] row-major, b = w.t() of a row-major [N, K] weight, 0-dim scales.
+    The default output (bf16, allocated by kiln) agrees with the reference and with torch's own result."""
+    kt.require_combo(BASE)
+    m, n, k = 256, 512, 1024
+    a = kt.fp8_values((m, k), torch.float8_e4m3fn)
+    w = kt.fp8_values((n, k), torch.float8_e4m3fn)
+    sa, sb = kt.positive(()), kt.positive(())
+    out = kiln.scaled_mm(a, w.t(), sa, sb)
+    assert out.dtype == torch.bfloat16 and out.shape == (m, n) and out.is_contiguous()
+    ref = kt.reference(a, w.t(), sa=sa, sb=sb)
+    kt.check(out, ref, kt.TOL_FP8, "scaled_mm default output")
+    try:
+        theirs = torch._scaled_mm(a, w.t(), sa, sb, out_dtype=torch.bfloat16)
+    except (RuntimeError, TypeError) as exc:  # torch without fp8 GEMM on this device
+        pytest.skip(f"torch._scaled_mm unavailable: {exc}")
+    if isinstance(theirs, tuple):
+        theirs = theirs[0]
+    assert kt.rel_l2(out, kt.f64(theirs)) < 2 * kt.TOL_FP8
+
+
+def test_fp8_uint8_override_is_bitwise_the_same():
+    kt.require_combo(BASE)
+    m, n, k = 192, 320, 256
+    a = kt.fp8_values((m, k), torch.float8_e4m3fn)
+    w = kt.fp8_values((n, k), torch.float8_e4m3fn)
+    sa, sb = kt.positive((m,)), kt.positive((n,))
+    algo = kiln.query(kiln.scaled_mm, a, w.t(), sa, sb, k=1)[0]
+    ours = kiln.scaled_mm(a, w.t(), sa, sb, algo=algo)
+    raw = kiln.scaled_mm(a.view(torch.uint8), w.view(torch.uint8).t(), sa, sb, a_fp8="e4m3", b_fp8="e4m3",
+                         algo=algo)
+    assert torch.equal(ours, raw)
+    with pytest.raises(TypeError, match="fp8="):
+        kiln.scaled_mm(a.view(torch.uint8), w.t(), sa, sb)
+
+
+def test_fp8_query_and_explain():
+    kt.require_combo(BASE)
+    a = kt.fp8_values((512, 512), torch.float8_e4m3fn)
+    w = kt.fp8_values((1024, 512), torch.float8_e4m3fn)
+    sa, sb = kt.positive(()), kt.positive(())
+    infos = kiln.query(kiln.scaled_mm, a, w.t(), sa, sb, k=kt.TOPK)
+    assert infos and len(infos) <= kt.TOPK
+    assert kiln.algos("scaled_mm", a, w.t(), sa, sb, k=kt.TOPK) == [i.name for i in infos]
+    for info in infos:
+        assert kt.decode(info.name).arch.value == kt.arch()
+        assert info.gsu == kt.decode(info.name).gsu
+    text = kiln.explain(kiln.scaled_mm, a, w.t(), sa, sb)
+    assert infos[0].name in text
