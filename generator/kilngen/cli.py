@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import buildtools, render
+from . import buildtools
 from .model import DTYPE_INFO, LAYOUT_INFO, DType, Layout, NameError_, as_dict, decode
 
 # The YAML front end (and PyYAML) loads only for commands that read solutions/: the build steps run without it.
@@ -22,6 +22,7 @@ def load_tree(root: Path):
 
 
 def _tree(root: Path):
+    from . import render
     files = load_tree(root)
     return files, render.render_tree(files, root / "templates")
 
@@ -35,6 +36,7 @@ def cmd_generate(args) -> int:
         if not args.quiet:
             print(f"kiln: [{i}/{n}] generated/{rel}", flush=True)
 
+    from . import render
     written, removed = render.write_tree(root / "generated", tree, progress)
     print(f"kiln: {len(files)} solution files, {kernels} kernels; {written} files written, {removed} removed, "
           f"{len(tree) - written} unchanged")
@@ -43,6 +45,7 @@ def cmd_generate(args) -> int:
 
 def cmd_check(args) -> int:
     root = Path(args.root)
+    from . import render
     _files, tree = _tree(root)
     differ, extra = render.stale_and_missing(root / "generated", tree)
     for rel in differ:

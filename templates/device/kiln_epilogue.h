@@ -54,17 +54,40 @@ KILN_DEVICE EpilogueScales epilogue_scales(const kiln_gemm_params &p) {
     return s;
 }
 
-// One output element; row < m and col < n are the caller's promise.
+// The epilogue's value of one output element; row < m and col < n are the caller's promise.
 template <class TD>
-KILN_DEVICE void epilogue_store(const kiln_gemm_params &p, const EpilogueScales &s, int batch, int row, int col,
-                                float acc) {
+KILN_DEVICE float epilogue_value(const kiln_gemm_params &p, const EpilogueScales &s, int batch, int row, int col,
+                                 float acc) {
     float v = acc * s.tensor;
     if (s.row) v *= s.row[row];
     if (s.col) v *= s.col[col];
     if (p.has_c) v += p.beta * load_f32((const TD *)p.c, batch * p.stride_c + row * p.ldc + col);
     if (p.bias) v += load_any(p.bias, p.bias_type, col);
-    v = activate(v, p.activation);
-    store_f32((TD *)p.d, batch * p.stride_d + row * p.ldd + col, v);
+    return activate(v, p.activation);
+}
+
+template <class TD>
+KILN_DEVICE void epilogue_store(const kiln_gemm_params &p, const EpilogueScales &s, int batch, int row, int col,
+                                float acc) {
+    store_f32((TD *)p.d, batch * p.stride_d + row * p.ldd + col, epilogue_value<TD>(p, s, batch, row, col, acc));
+}
+
+template <class TD> struct alignas(2 * sizeof(TD)) Pair { TD x, y; };
+
+// Two neighbouring elements (col, col + 1) of one row: one store when both exist and the pair is aligned.
+template <class TD>
+KILN_DEVICE void epilogue_store2(const kiln_gemm_params &p, const EpilogueScales &s, int batch, int row, int col,
+                                 float acc0, float acc1) {
+    const int64_t i = batch * p.stride_d + row * p.ldd + col;
+    if (col + 1 < p.n && (i & 1) == 0) {
+        Pair<TD> pair;
+        store_f32(&pair.x, 0, epilogue_value<TD>(p, s, batch, row, col, acc0));
+        store_f32(&pair.y, 0, epilogue_value<TD>(p, s, batch, row, col + 1, acc1));
+        *reinterpret_cast<Pair<TD> *>((TD *)p.d + i) = pair;
+        return;
+    }
+    epilogue_store<TD>(p, s, batch, row, col, acc0);
+    if (col + 1 < p.n) epilogue_store<TD>(p, s, batch, row, col + 1, acc1);
 }
 
 // Split-K partials live in workspace[(batch * gsu + split) * m * n + row * n + col].

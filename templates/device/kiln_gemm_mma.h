@@ -18,13 +18,15 @@ constexpr int swizzle_period(int row_bytes) {
     return (row_bytes / 16) % 8 == 0 ? 8 : (row_bytes / 16) % 4 == 0 ? 4 : (row_bytes / 16) % 2 == 0 ? 2 : 1;
 }
 
-// A tile in LDS: ROWS rows of DATA bytes, each row padded to PITCH bytes; with SWIZZLE the 16-byte chunks of row r
-// are permuted by XOR with r mod the period, so the 8 rows one ldmatrix reads land in different banks.
+// A tile in LDS: ROWS rows of DATA bytes, each row padded to PITCH bytes. With SWIZZLE the 16-byte chunk c of row r
+// is stored at chunk c ^ ((r / LINE_ROWS) mod PERIOD), where LINE_ROWS rows share one 128-byte bank line: the 8 rows
+// one ldmatrix reads at the same logical chunk then cover 8 distinct 16-byte bank groups.
 template <int ROWS, int DATA, int PITCH, bool SWIZZLE> struct LdsTile {
     static constexpr int BYTES = ROWS * PITCH;
     static constexpr int PERIOD = SWIZZLE ? swizzle_period(DATA) : 1;
+    static constexpr int LINE_ROWS = DATA >= 128 ? 1 : 128 / DATA;
     KILN_DEVICE static int offset(int row, int byte) {
-        return row * PITCH + ((((byte >> 4) ^ (row & (PERIOD - 1)))) << 4) + (byte & 15);
+        return row * PITCH + ((((byte >> 4) ^ ((row / LINE_ROWS) & (PERIOD - 1)))) << 4) + (byte & 15);
     }
 };
 
@@ -229,20 +231,23 @@ template <class C> struct MmaGemm {
 
         // Accumulator (fm, fn, e) sits at row g (+8 for e >= 2), column 2q (+1 for odd e) of its 16 x 8 block.
         const EpilogueScales sc = epilogue_scales(p);
-        float *partial = C::GSU > 1 ? splitk_slice(p, batch, split, C::GSU) : nullptr;
 #pragma unroll
         for (int fm = 0; fm < FM; ++fm)
 #pragma unroll
             for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int row = m0 + wm * WTM + fm * 16 + (lane >> 2) + (e >> 1) * 8;
-                    const int col = n0 + wn * WTN + fn * 8 + (lane & 3) * 2 + (e & 1);
+                for (int half = 0; half < 2; ++half) {
+                    const int row = m0 + wm * WTM + fm * 16 + (lane >> 2) + half * 8;
+                    const int col = n0 + wn * WTN + fn * 8 + (lane & 3) * 2;
+                    const float v0 = acc[fm][fn][2 * half], v1 = acc[fm][fn][2 * half + 1];
                     if (row >= p.m || col >= p.n) continue;
-                    if constexpr (C::GSU > 1)
-                        partial[(int64_t)row * p.n + col] = acc[fm][fn][e];
-                    else
-                        epilogue_store<typename C::TD>(p, sc, batch, row, col, acc[fm][fn][e]);
+                    if constexpr (C::GSU > 1) {
+                        float *partial = splitk_slice(p, batch, split, C::GSU) + (int64_t)row * p.n + col;
+                        partial[0] = v0;
+                        if (col + 1 < p.n) partial[1] = v1;
+                    } else {
+                        epilogue_store2<typename C::TD>(p, sc, batch, row, col, v0, v1);
+                    }
                 }
     }
 };

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One GPU-machine session: build the library for the device, run the GPU suite, compute-sanitizer, the benchmark.
+# Usage (on the GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tests/gpu/device_run.sh [bench args]
+# Writes under $OUT: build.log, pytest.log, gpu_run.jsonl, memcheck.log, racecheck.log, bench.json/.md.
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
+PY=$(command -v python3)
+ARCH=${KILN_ARCHS:-sm90}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/device.txt"
+
+t0=$(date +%s)
+if ! { cmake -S . -B build -G Ninja -DKILN_ARCHS="$ARCH" -DKILN_BUILD_TESTS=OFF -DPython3_EXECUTABLE="$PY" &&
+       cmake --build build -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"; exit 1
+fi
+echo "build: $(( $(date +%s) - t0 )) s, $(ls build/code/*/*.co | wc -l) code objects"
+build/kiln_example | tail -2
+
+export KILN_LIBRARY="$PWD/build/libkiln.so" KILN_COMMIT="${KILN_COMMIT:-unknown}" KILN_GPU_LOG="$OUT/gpu_run.jsonl"
+"$PY" -m pytest -q -p no:cacheprovider tests/gpu >"$OUT/pytest.log" 2>&1
+echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
+
+# Sanitizers on a representative slice (every kernel family and the split-K path), not the whole sweep.
+KILN_GPU_LOG= compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
+    tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py -x >"$OUT/memcheck.log" 2>&1
+echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
+compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
+echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
+
+if [ "${KILN_SKIP_BENCH:-0}" != 1 ]; then
+    "$PY" bench/bench_gemm.py --out "$OUT/bench" "$@" 2>&1 | tail -25
+fi
