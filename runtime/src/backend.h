@@ -1,0 +1,50 @@
+/* The seam between the API and a GPU driver. kiln_create probes the backends of BACKENDS (kiln.c) in order and binds
+ * a handle to the first that finds a device. A backend knows nothing of kiln's tables: it loads images, resolves
+ * symbols and launches; the per-handle kernel cache and its lock live in kiln.c.
+ *
+ * Written: CUDA (backend_cuda.c, libcuda loaded with dlopen). A HIP backend (libamdhip64: hipModuleLoadData,
+ * hipModuleGetFunction, hipModuleLaunchKernel, gfx arch from hipDeviceProp_t.gcnArchName) implements the same struct
+ * and is added to BACKENDS. */
+#ifndef KILN_BACKEND_H
+#define KILN_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/kiln.h"
+#include "kiln_abi.h"
+
+typedef struct kiln_device_limits {
+    int64_t max_lds_bytes; /* dynamic shared memory a workgroup may opt in to; 0 = unknown */
+    int64_t max_grid_x;    /* 0 = unknown */
+    int64_t max_grid_z;    /* 0 = unknown */
+    int sm_count;          /* SMs / CUs; 0 = unknown */
+} kiln_device_limits;
+
+#define KILN_ARCH_LEN 32
+
+typedef struct kiln_backend {
+    const char *name;
+    /* Binds to the current device. Writes its arch ("sm90", "gfx942", ...) and limits and an opaque device state.
+     * Returns KILN_STATUS_NO_DEVICE when the driver library or a device is missing, KILN_STATUS_DRIVER_ERROR when
+     * the driver fails after finding a device. */
+    kiln_status (*open)(void **dev, char arch[KILN_ARCH_LEN], kiln_device_limits *limits);
+    void (*close)(void *dev);
+    /* Load a code object image (it stays owned by the caller and outlives the module). */
+    kiln_status (*load_module)(void *dev, const void *image, size_t size, void **module);
+    void (*unload_module)(void *dev, void *module);
+    /* Resolve a kernel and allow it lds_bytes of dynamic shared memory. */
+    kiln_status (*get_kernel)(void *dev, void *module, const char *symbol, int lds_bytes, void **kernel);
+    /* Launch with grid (x, y, z), a 1-D block, dynamic shared memory and the kernel's one by-value argument. */
+    kiln_status (*launch)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
+                          const kiln_gemm_params *params, void *stream);
+    /* The driver's text for the last failure of this device state ("" when none). */
+    const char *(*last_error)(void *dev);
+} kiln_backend;
+
+extern const kiln_backend kiln_backend_cuda;
+
+/* kiln_create over one given backend instead of probing (tests pass a fake one); NULL: a handle without a device. */
+kiln_status kiln_create_with_backend(kiln_handle *out, const kiln_backend *backend);
+
+#endif /* KILN_BACKEND_H */

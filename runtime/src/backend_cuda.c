@@ -1,0 +1,310 @@
+/* CUDA backend over the driver API. libcuda.so.1 is opened with dlopen at kiln_create, so libkiln has no link
+ * dependency on the driver: it loads, validates and selects on machines without one (runs return NO_DEVICE). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+/* The few driver API types and values used here, as cuda.h defines them (it is not included, so that kiln builds
+ * without the toolkit). These values are part of the driver's stable ABI. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+
+enum { CUDA_SUCCESS = 0 };
+enum {
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+};
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+
+/* Dynamic shared memory a kernel may use without opting in. */
+#define CUDA_DEFAULT_DYNAMIC_LDS (48 * 1024)
+
+typedef struct cuda_api {
+    CUresult (*init)(unsigned flags);
+    CUresult (*device_get)(CUdevice *dev, int ordinal);
+    CUresult (*device_get_attribute)(int *value, int attribute, CUdevice dev);
+    CUresult (*ctx_get_current)(CUcontext *ctx);
+    CUresult (*ctx_set_current)(CUcontext ctx);
+    CUresult (*ctx_get_device)(CUdevice *dev);
+    CUresult (*ctx_push_current)(CUcontext ctx);
+    CUresult (*ctx_pop_current)(CUcontext *ctx);
+    CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*primary_ctx_release)(CUdevice dev);
+    CUresult (*module_load_data)(CUmodule *module, const void *image);
+    CUresult (*module_unload)(CUmodule module);
+    CUresult (*module_get_function)(CUfunction *fn, CUmodule module, const char *name);
+    CUresult (*func_set_attribute)(CUfunction fn, int attribute, int value);
+    CUresult (*launch_kernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared_bytes, CUstream stream, void **params, void **extra);
+    CUresult (*get_error_string)(CUresult rc, const char **text);
+} cuda_api;
+
+/* Exported names: cuda.h maps some API names to versioned symbols (cuCtxPushCurrent -> cuCtxPushCurrent_v2). */
+static const struct {
+    const char *symbol;
+    size_t offset;
+} SYMBOLS[] = {
+    {"cuInit", offsetof(cuda_api, init)},
+    {"cuDeviceGet", offsetof(cuda_api, device_get)},
+    {"cuDeviceGetAttribute", offsetof(cuda_api, device_get_attribute)},
+    {"cuCtxGetCurrent", offsetof(cuda_api, ctx_get_current)},
+    {"cuCtxSetCurrent", offsetof(cuda_api, ctx_set_current)},
+    {"cuCtxGetDevice", offsetof(cuda_api, ctx_get_device)},
+    {"cuCtxPushCurrent_v2", offsetof(cuda_api, ctx_push_current)},
+    {"cuCtxPopCurrent_v2", offsetof(cuda_api, ctx_pop_current)},
+    {"cuDevicePrimaryCtxRetain", offsetof(cuda_api, primary_ctx_retain)},
+    {"cuDevicePrimaryCtxRelease_v2", offsetof(cuda_api, primary_ctx_release)},
+    {"cuModuleLoadData", offsetof(cuda_api, module_load_data)},
+    {"cuModuleUnload", offsetof(cuda_api, module_unload)},
+    {"cuModuleGetFunction", offsetof(cuda_api, module_get_function)},
+    {"cuFuncSetAttribute", offsetof(cuda_api, func_set_attribute)},
+    {"cuLaunchKernel", offsetof(cuda_api, launch_kernel)},
+    {"cuGetErrorString", offsetof(cuda_api, get_error_string)},
+};
+
+/* Compute capability -> the arch whose code runs there; others are "sm<major><minor>". */
+static const struct {
+    int major, minor;
+    const char *arch;
+} ARCHS[] = {
+    {9, 0, "sm90"}, {8, 9, "sm89"}, {8, 0, "sm80"}, {8, 6, "sm80"}, {8, 7, "sm80"},
+};
+
+typedef struct cuda_device {
+    void *lib;
+    cuda_api api;
+    CUdevice device;
+    CUcontext ctx;
+    int retained; /* ctx is the primary context, retained by this handle */
+    pthread_mutex_t error_lock;
+    char error[256];
+} cuda_device;
+
+static int resolve(cuda_device *d)
+{
+    for (size_t i = 0; i < sizeof SYMBOLS / sizeof SYMBOLS[0]; i++) {
+        void *sym = dlsym(d->lib, SYMBOLS[i].symbol);
+        if (!sym)
+            return 0;
+        /* POSIX: a function's address from dlsym converts to its pointer type; memcpy avoids the ISO C cast. */
+        memcpy((char *)&d->api + SYMBOLS[i].offset, &sym, sizeof sym);
+    }
+    return 1;
+}
+
+static kiln_status fail(cuda_device *d, const char *what, CUresult rc)
+{
+    const char *text = NULL;
+    if (d->api.get_error_string(rc, &text) != CUDA_SUCCESS || !text)
+        text = "unrecognized error";
+    pthread_mutex_lock(&d->error_lock);
+    snprintf(d->error, sizeof d->error, "%s: %s (CUresult %d)", what, text, rc);
+    pthread_mutex_unlock(&d->error_lock);
+    return KILN_STATUS_DRIVER_ERROR;
+}
+
+static const char *cuda_last_error(void *dev)
+{
+    static _Thread_local char copy[256];
+    cuda_device *d = dev;
+    pthread_mutex_lock(&d->error_lock);
+    memcpy(copy, d->error, sizeof copy);
+    pthread_mutex_unlock(&d->error_lock);
+    return copy;
+}
+
+/* Makes the handle's context current for the calls that follow; cuda_leave restores the caller's. */
+static kiln_status cuda_enter(cuda_device *d, int *pushed)
+{
+    CUcontext cur = NULL;
+    *pushed = 0;
+    CUresult rc = d->api.ctx_get_current(&cur);
+    if (rc != CUDA_SUCCESS)
+        return fail(d, "cuCtxGetCurrent", rc);
+    if (cur == d->ctx)
+        return KILN_STATUS_SUCCESS;
+    rc = d->api.ctx_push_current(d->ctx);
+    if (rc != CUDA_SUCCESS)
+        return fail(d, "cuCtxPushCurrent", rc);
+    *pushed = 1;
+    return KILN_STATUS_SUCCESS;
+}
+
+static void cuda_leave(cuda_device *d, int pushed)
+{
+    CUcontext popped;
+    if (pushed)
+        d->api.ctx_pop_current(&popped);
+}
+
+static void cuda_close(void *dev)
+{
+    cuda_device *d = dev;
+    if (!d)
+        return;
+    if (d->retained)
+        d->api.primary_ctx_release(d->device);
+    pthread_mutex_destroy(&d->error_lock);
+    dlclose(d->lib);
+    free(d);
+}
+
+/* Binds to the current context, or else to device 0's primary context (made current, as the runtime API would). */
+static kiln_status bind_context(cuda_device *d)
+{
+    CUcontext cur = NULL;
+    CUresult rc = d->api.ctx_get_current(&cur);
+    if (rc != CUDA_SUCCESS)
+        return fail(d, "cuCtxGetCurrent", rc);
+    if (cur) {
+        d->ctx = cur;
+        rc = d->api.ctx_get_device(&d->device);
+        return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuCtxGetDevice", rc);
+    }
+    if (d->api.device_get(&d->device, 0) != CUDA_SUCCESS)
+        return KILN_STATUS_NO_DEVICE;
+    rc = d->api.primary_ctx_retain(&d->ctx, d->device);
+    if (rc != CUDA_SUCCESS)
+        return fail(d, "cuDevicePrimaryCtxRetain", rc);
+    d->retained = 1;
+    rc = d->api.ctx_set_current(d->ctx);
+    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuCtxSetCurrent", rc);
+}
+
+static kiln_status query_device(cuda_device *d, char arch[KILN_ARCH_LEN], kiln_device_limits *limits)
+{
+    static const int attrs[6] = {
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,           CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+    };
+    int v[6];
+    for (int i = 0; i < 6; i++) {
+        CUresult rc = d->api.device_get_attribute(&v[i], attrs[i], d->device);
+        if (rc != CUDA_SUCCESS)
+            return fail(d, "cuDeviceGetAttribute", rc);
+    }
+    snprintf(arch, KILN_ARCH_LEN, "sm%d%d", v[0], v[1]);
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (ARCHS[i].major == v[0] && ARCHS[i].minor == v[1])
+            snprintf(arch, KILN_ARCH_LEN, "%s", ARCHS[i].arch);
+    limits->sm_count = v[2];
+    limits->max_lds_bytes = v[3];
+    limits->max_grid_x = v[4];
+    limits->max_grid_z = v[5];
+    return KILN_STATUS_SUCCESS;
+}
+
+static kiln_status cuda_open(void **out, char arch[KILN_ARCH_LEN], kiln_device_limits *limits)
+{
+    *out = NULL;
+    cuda_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return KILN_STATUS_INTERNAL_ERROR;
+    d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d->lib || !resolve(d)) {
+        if (d->lib)
+            dlclose(d->lib);
+        free(d);
+        return KILN_STATUS_NO_DEVICE;
+    }
+    pthread_mutex_init(&d->error_lock, NULL);
+    /* cuInit fails when no device is visible or the driver cannot run here: either way, no device. */
+    kiln_status st = d->api.init(0) == CUDA_SUCCESS ? bind_context(d) : KILN_STATUS_NO_DEVICE;
+    if (st == KILN_STATUS_SUCCESS)
+        st = query_device(d, arch, limits);
+    if (st != KILN_STATUS_SUCCESS) {
+        cuda_close(d);
+        return st;
+    }
+    *out = d;
+    return KILN_STATUS_SUCCESS;
+}
+
+static kiln_status cuda_load_module(void *dev, const void *image, size_t size, void **module)
+{
+    cuda_device *d = dev;
+    CUmodule mod = NULL;
+    int pushed;
+    (void)size; /* cuModuleLoadData reads the size from the cubin / fatbin header */
+    kiln_status st = cuda_enter(d, &pushed);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    CUresult rc = d->api.module_load_data(&mod, image);
+    cuda_leave(d, pushed);
+    if (rc != CUDA_SUCCESS)
+        return fail(d, "cuModuleLoadData", rc);
+    *module = mod;
+    return KILN_STATUS_SUCCESS;
+}
+
+static void cuda_unload_module(void *dev, void *module)
+{
+    cuda_device *d = dev;
+    int pushed;
+    if (cuda_enter(d, &pushed) != KILN_STATUS_SUCCESS)
+        return;
+    d->api.module_unload((CUmodule)module);
+    cuda_leave(d, pushed);
+}
+
+static kiln_status cuda_get_kernel(void *dev, void *module, const char *symbol, int lds_bytes, void **kernel)
+{
+    cuda_device *d = dev;
+    CUfunction fn = NULL;
+    int pushed;
+    kiln_status st = cuda_enter(d, &pushed);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    CUresult rc = d->api.module_get_function(&fn, (CUmodule)module, symbol);
+    if (rc != CUDA_SUCCESS)
+        st = fail(d, "cuModuleGetFunction", rc);
+    else if (lds_bytes > CUDA_DEFAULT_DYNAMIC_LDS &&
+             (rc = d->api.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, lds_bytes)) !=
+                 CUDA_SUCCESS)
+        st = fail(d, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc);
+    cuda_leave(d, pushed);
+    if (st == KILN_STATUS_SUCCESS)
+        *kernel = fn;
+    return st;
+}
+
+static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
+                               const kiln_gemm_params *params, void *stream)
+{
+    cuda_device *d = dev;
+    kiln_gemm_params copy = *params; /* cuLaunchKernel wants non-const argument pointers */
+    void *args[1] = {&copy};          /* the kernel's one argument; the driver copies it at launch */
+    int pushed;
+    kiln_status st = cuda_enter(d, &pushed);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    CUresult rc = d->api.launch_kernel((CUfunction)kernel, grid[0], grid[1], grid[2], block, 1, 1, lds_bytes,
+                                       (CUstream)stream, args, NULL);
+    cuda_leave(d, pushed);
+    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuLaunchKernel", rc);
+}
+
+const kiln_backend kiln_backend_cuda = {
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .load_module = cuda_load_module,
+    .unload_module = cuda_unload_module,
+    .get_kernel = cuda_get_kernel,
+    .launch = cuda_launch,
+    .last_error = cuda_last_error,
+};

@@ -1,0 +1,403 @@
+/* Selection over the dispatch tables (see select.h for the ranking rules). */
+#include "select.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kiln_abi.h"
+
+/* ---- explanation text: appends to a caller buffer, silently truncating ---- */
+
+typedef struct text {
+    char *buf;
+    size_t len, pos;
+} text;
+
+static void text_init(text *t, char *buf, size_t len)
+{
+    t->buf = len ? buf : NULL;
+    t->len = len;
+    t->pos = 0;
+    if (t->buf)
+        t->buf[0] = '\0';
+}
+
+KILN_FORMAT(2, 3) static void textf(text *t, const char *fmt, ...)
+{
+    if (!t->buf || t->pos + 1 >= t->len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->pos, t->len - t->pos, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    t->pos = (size_t)n >= t->len - t->pos ? t->len - 1 : t->pos + (size_t)n;
+}
+
+/* ---- predicates ---- */
+
+static const char *const REJECT_NAMES[KILN_REJECT_COUNT] = {
+    [KILN_FITS] = "fits",
+    [KILN_REJECT_PROBLEM] = "problem",
+    [KILN_REJECT_ALIGN_A] = "align_a",
+    [KILN_REJECT_ALIGN_B] = "align_b",
+    [KILN_REJECT_K_MULTIPLE] = "k_multiple",
+    [KILN_REJECT_LDS] = "lds",
+    [KILN_REJECT_GSU] = "gsu",
+    [KILN_REJECT_SIZE] = "size",
+    [KILN_REJECT_NO_CODE] = "code",
+};
+
+const char *kiln_reject_name(kiln_reject r)
+{
+    return (unsigned)r < (unsigned)KILN_REJECT_COUNT ? REJECT_NAMES[r] : "invalid";
+}
+
+KILN_FORMAT(4, 5) static kiln_reject reject(char *why, size_t len, kiln_reject r, const char *fmt, ...)
+{
+    if (why && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return r;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* a * b for non-negative operands; 0 on overflow of uint64. */
+static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return 0;
+    *r = a * b;
+    return 1;
+}
+
+void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g)
+{
+    int64_t kb = p->b_prepacked ? p->ldb : p->k;
+    g->tiles_m = ceil_div(p->m, s->mt0);
+    g->tiles_n = ceil_div(p->n, s->mt1);
+    g->k_tiles = ceil_div(kb, s->depth_u);
+    g->k_tiles_per_split = ceil_div(g->k_tiles, s->gsu);
+    g->grid_x = g->tiles_m * g->tiles_n; /* m, n <= INT32_MAX: fits */
+    g->grid_z = p->batch * s->gsu;       /* batch <= KILN_DEFAULT_MAX_GRID_Z: fits */
+    g->reduce_grid_x = 0;
+    g->workspace_bytes = 0;
+    if (s->gsu > 1) {
+        uint64_t w = (uint64_t)s->gsu;
+        g->reduce_grid_x = ceil_div(p->m * p->n, KILN_REDUCE_THREADS);
+        if (!mul_u64(w, (uint64_t)p->batch, &w) || !mul_u64(w, (uint64_t)p->m, &w) ||
+            !mul_u64(w, (uint64_t)p->n, &w) || !mul_u64(w, sizeof(float), &w))
+            w = UINT64_MAX;
+        g->workspace_bytes = w;
+    }
+}
+
+/* Whether ld, the batch stride (batched problems only) and the pointer (when known) are multiples of `align`
+ * elements of `elem` bytes. */
+static kiln_reject operand_fits(char op, kiln_reject r, int align, int64_t ld, int64_t stride, int batched,
+                                const void *ptr, size_t elem, char *why, size_t len)
+{
+    if (ld % align)
+        return reject(why, len, r, "ld%c=%" PRId64 " is not a multiple of align_%c=%d", op, ld, op, align);
+    if (batched && stride % align)
+        return reject(why, len, r, "stride_%c=%" PRId64 " is not a multiple of align_%c=%d", op, stride, op, align);
+    if (ptr && (uintptr_t)ptr % ((uintptr_t)align * elem))
+        return reject(why, len, r, "%c pointer %p is not %zu-byte aligned (align_%c=%d)", op == 'a' ? 'A' : 'B', ptr,
+                      (size_t)align * elem, op, align);
+    return KILN_FITS;
+}
+
+kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *in, char *why, size_t why_len)
+{
+    const kiln_problem *p = in->problem;
+    if (s->mt0 < 1 || s->mt1 < 1 || s->depth_u < 1 || s->gsu < 1 || s->align_a < 1 || s->align_b < 1 ||
+        s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0)
+        return reject(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
+    if (strcmp(s->arch, in->arch) != 0 || s->a_type != p->a_type || s->b_type != p->b_type ||
+        s->d_type != p->d_type || s->layout != p->layout || s->b_prepacked != p->b_prepacked)
+        return reject(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d", s->arch,
+                      kiln_dtype_name(s->a_type), kiln_dtype_name(s->b_type), kiln_dtype_name(s->d_type),
+                      s->layout == KILN_LAYOUT_TN ? "TN" : "NN", s->b_prepacked);
+    if (!(in->skip & ((1u << KILN_REJECT_ALIGN_A) | (1u << KILN_REJECT_ALIGN_B)))) {
+        int batched = p->batch > 1;
+        kiln_reject r = operand_fits('a', KILN_REJECT_ALIGN_A, s->align_a, p->lda, p->stride_a, batched,
+                                     in->args ? in->args->a : NULL, kiln_dtype_bytes(p->a_type), why, why_len);
+        if (r == KILN_FITS)
+            r = operand_fits('b', KILN_REJECT_ALIGN_B, s->align_b, p->ldb, p->stride_b, batched,
+                             in->args ? in->args->b : NULL, kiln_dtype_bytes(p->b_type), why, why_len);
+        if (r != KILN_FITS)
+            return r;
+    }
+    if (p->k % s->k_multiple)
+        return reject(why, why_len, KILN_REJECT_K_MULTIPLE, "k=%" PRId64 " is not a multiple of %d", p->k,
+                      s->k_multiple);
+    if (in->max_lds_bytes > 0 && s->lds_bytes > in->max_lds_bytes)
+        return reject(why, why_len, KILN_REJECT_LDS, "needs %d bytes of LDS, the device has %" PRId64, s->lds_bytes,
+                      in->max_lds_bytes);
+    kiln_geometry g;
+    kiln_solution_geometry(s, p, &g);
+    if (s->gsu > 1 && (s->gsu - 1) * g.k_tiles_per_split >= g.k_tiles)
+        return reject(why, why_len, KILN_REJECT_GSU, "%" PRId64 " DepthU tiles of K leave a split of gsu=%d empty",
+                      g.k_tiles, s->gsu);
+    int64_t max_x = in->max_grid_x > 0 ? in->max_grid_x : KILN_DEFAULT_MAX_GRID_X;
+    int64_t max_z = in->max_grid_z > 0 ? in->max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
+    if (!(in->skip & (1u << KILN_REJECT_SIZE))) {
+        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || g.k_tiles_per_split > INT32_MAX)
+            return reject(why, why_len, KILN_REJECT_SIZE,
+                          "grid %" PRId64 " x 1 x %" PRId64 " exceeds the device limits", g.grid_x, g.grid_z);
+        if (g.workspace_bytes > (uint64_t)INT64_MAX)
+            return reject(why, why_len, KILN_REJECT_SIZE, "split-K workspace size overflows");
+    }
+    if (in->code && !(in->skip & (1u << KILN_REJECT_NO_CODE)) && !kiln_find_code_object(in->code, s->name))
+        return reject(why, why_len, KILN_REJECT_NO_CODE, "this build embeds no code object for it");
+    return KILN_FITS;
+}
+
+/* ---- table lookups ---- */
+
+int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem *p)
+{
+    return strcmp(l->arch, arch) == 0 && l->a_type == p->a_type && l->b_type == p->b_type &&
+           l->d_type == p->d_type && l->layout == p->layout && l->b_prepacked == p->b_prepacked;
+}
+
+const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *name)
+{
+    for (int i = 0; i < t->num_code_objects; i++)
+        if (strcmp(t->code_objects[i].name, name) == 0)
+            return &t->code_objects[i];
+    return NULL;
+}
+
+/* ---- ranking ---- */
+
+enum { UNSEEN = 0, ACCEPTED = 1, REJECTED = 2 };
+enum { TIER_NONE = 0, TIER_EXACT = 1, TIER_NEAREST = 2, TIER_FALLBACK = 3, TIER_OTHER = 4 };
+
+typedef struct candidate {
+    int solution;
+    int state;                /* UNSEEN, ACCEPTED, REJECTED */
+    int tier;                 /* TIER_* */
+    double key;               /* order within the tier: entry position, distance, logic or YAML position */
+    const kiln_exact *entry;  /* the exact entry behind tiers 1 and 2 */
+} candidate;
+
+/* One selection: the tables, the input and the logics that apply, in table order. */
+typedef struct logic_set {
+    const kiln_tables *t;
+    const kiln_select_input *in;
+    const kiln_logic **logics;
+    int n;
+} logic_set;
+
+static double log2_pos(int64_t v) { return log2((double)(v > 1 ? v : 1)); }
+
+static double distance(kiln_distance metric, const kiln_problem *p, const kiln_exact *e)
+{
+    double dm, dn, dk;
+    if (metric == KILN_DISTANCE_LINEAR_MNK) {
+        dm = (double)p->m - (double)e->m;
+        dn = (double)p->n - (double)e->n;
+        dk = (double)p->k - (double)e->k;
+    } else {
+        dm = log2_pos(p->m) - log2_pos(e->m);
+        dn = log2_pos(p->n) - log2_pos(e->n);
+        dk = log2_pos(p->k) - log2_pos(e->k);
+    }
+    return sqrt(dm * dm + dn * dn + dk * dk);
+}
+
+static int compare_ranked(const void *pa, const void *pb)
+{
+    const candidate *a = pa, *b = pb;
+    if (a->tier != b->tier)
+        return a->tier < b->tier ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->solution > b->solution) - (a->solution < b->solution);
+}
+
+/* Evaluates the predicates of solution index s once, listing it in the explanation. */
+static void consider(const logic_set *ls, candidate *c, int s, unsigned *rejects, text *tx)
+{
+    const kiln_tables *t = ls->t;
+    if (s < 0 || s >= t->num_solutions) {
+        textf(tx, "  [%d] ignored: index outside the solution table\n", s);
+        return;
+    }
+    if (c[s].state != UNSEEN)
+        return;
+    char why[160];
+    kiln_reject r = kiln_solution_fits(&t->solutions[s], ls->in, why, sizeof why);
+    c[s].state = r == KILN_FITS ? ACCEPTED : REJECTED;
+    if (r == KILN_FITS) {
+        textf(tx, "  [%d] %s: accepted\n", s, t->solutions[s].name);
+    } else {
+        *rejects |= 1u << r;
+        textf(tx, "  [%d] %s: rejected by %s (%s)\n", s, t->solutions[s].name, kiln_reject_name(r), why);
+    }
+}
+
+static int accepted(const kiln_tables *t, const candidate *c, int s)
+{
+    return s >= 0 && s < t->num_solutions && c[s].state == ACCEPTED;
+}
+
+/* Tiers 1 and 2 from one logic's exact entries; *position numbers entries across logics (the tier-1 key). */
+static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, int *position)
+{
+    const kiln_problem *p = ls->in->problem;
+    for (int i = 0; i < l->num_exact; i++, (*position)++) {
+        const kiln_exact *e = &l->exact[i];
+        if (!accepted(ls->t, c, e->solution))
+            continue;
+        candidate *s = &c[e->solution];
+        if (e->m == p->m && e->n == p->n && e->k == p->k) {
+            if (s->tier != TIER_EXACT) { /* entries run in order: the first exact one is the key */
+                s->tier = TIER_EXACT;
+                s->key = *position;
+                s->entry = e;
+            }
+        } else if (s->tier == TIER_NONE || s->tier == TIER_NEAREST) {
+            double d = distance(l->distance, p, e);
+            if (s->tier == TIER_NONE || d < s->key) {
+                s->tier = TIER_NEAREST;
+                s->key = d;
+                s->entry = e;
+            }
+        }
+    }
+}
+
+static void rank_all(const logic_set *ls, candidate *c)
+{
+    int position = 0;
+    for (int i = 0; i < ls->n; i++)
+        rank_exact(ls->logics[i], ls, c, &position);
+    for (int i = 0; i < ls->n; i++) {
+        int s = ls->logics[i]->fallback;
+        if (accepted(ls->t, c, s) && c[s].tier == TIER_NONE) {
+            c[s].tier = TIER_FALLBACK;
+            c[s].key = i;
+        }
+    }
+    position = 0;
+    for (int i = 0; i < ls->n; i++) {
+        const kiln_logic *l = ls->logics[i];
+        for (int j = 0; j < l->num_solutions; j++, position++) {
+            int s = l->solutions[j];
+            if (accepted(ls->t, c, s) && c[s].tier == TIER_NONE) {
+                c[s].tier = TIER_OTHER;
+                c[s].key = position;
+            }
+        }
+    }
+}
+
+static void explain_ranked(const kiln_tables *t, const candidate *r, int n, text *tx)
+{
+    textf(tx, "ranking (best first):\n");
+    for (int i = 0; i < n; i++) {
+        const kiln_exact *e = r[i].entry;
+        textf(tx, "  %d. [%d] %s: ", i + 1, r[i].solution, t->solutions[r[i].solution].name);
+        switch (r[i].tier) {
+        case TIER_EXACT:
+            textf(tx, "exact entry %" PRId64 "x%" PRId64 "x%" PRId64 "\n", e->m, e->n, e->k);
+            break;
+        case TIER_NEAREST:
+            textf(tx, "nearest exact entry %" PRId64 "x%" PRId64 "x%" PRId64 ", distance %.4f\n", e->m, e->n, e->k,
+                  r[i].key);
+            break;
+        case TIER_FALLBACK: textf(tx, "fallback\n"); break;
+        default: textf(tx, "other accepted candidate, YAML position %d\n", (int)r[i].key); break;
+        }
+    }
+    textf(tx, "winner: [%d] %s\n", r[0].solution, t->solutions[r[0].solution].name);
+}
+
+/* Predicates for every candidate of the logics, listed in the explanation in YAML order. */
+static void consider_all(const logic_set *ls, candidate *c, unsigned *rejects, text *tx)
+{
+    textf(tx, "candidates:\n");
+    for (int i = 0; i < ls->n; i++)
+        for (int j = 0; j < ls->logics[i]->num_solutions; j++)
+            consider(ls, c, ls->logics[i]->solutions[j], rejects, tx);
+    for (int i = 0; i < ls->n; i++) {
+        for (int j = 0; j < ls->logics[i]->num_exact; j++)
+            consider(ls, c, ls->logics[i]->exact[j].solution, rejects, tx);
+        consider(ls, c, ls->logics[i]->fallback, rejects, tx);
+    }
+}
+
+/* Ranks with the logics found; n passing solutions end up in ranked[]. */
+static kiln_status rank(const logic_set *ls, candidate *ranked, int *n, unsigned *rejects, text *tx)
+{
+    const kiln_tables *t = ls->t;
+    candidate *c = calloc((size_t)(t->num_solutions > 0 ? t->num_solutions : 1), sizeof *c);
+    if (!c)
+        return KILN_STATUS_INTERNAL_ERROR;
+    for (int i = 0; i < t->num_solutions; i++)
+        c[i].solution = i;
+    consider_all(ls, c, rejects, tx);
+    rank_all(ls, c);
+    *n = 0;
+    for (int i = 0; i < t->num_solutions; i++)
+        if (c[i].tier != TIER_NONE)
+            ranked[(*n)++] = c[i];
+    free(c);
+    qsort(ranked, (size_t)*n, sizeof *ranked, compare_ranked);
+    if (*n == 0)
+        textf(tx, "no candidate passes\n");
+    else
+        explain_ranked(t, ranked, *n, tx);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *out, int max_out, int *count,
+                        unsigned *rejects, char *explain, size_t explain_len)
+{
+    const kiln_problem *p = in->problem;
+    text tx;
+    text_init(&tx, explain, explain_len);
+    *count = 0;
+    *rejects = 0;
+    textf(&tx, "problem: %s %s x %s -> %s %s b_prepacked=%d m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
+               "\n",
+          in->arch, kiln_dtype_name(p->a_type), kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type),
+          p->layout == KILN_LAYOUT_TN ? "TN" : "NN", p->b_prepacked, p->m, p->n, p->k, p->batch);
+
+    logic_set ls = {t, in, calloc((size_t)(t->num_logics > 0 ? t->num_logics : 1), sizeof(const kiln_logic *)), 0};
+    candidate *ranked = calloc((size_t)(t->num_solutions > 0 ? t->num_solutions : 1), sizeof *ranked);
+    kiln_status st = ls.logics && ranked ? KILN_STATUS_SUCCESS : KILN_STATUS_INTERNAL_ERROR;
+    for (int i = 0; st == KILN_STATUS_SUCCESS && i < t->num_logics; i++) {
+        const kiln_logic *l = &t->logics[i];
+        if (!kiln_logic_matches(l, in->arch, p))
+            continue;
+        ls.logics[ls.n++] = l;
+        textf(&tx, "logic: %s (%d solutions, %d exact entries, distance %s, fallback [%d])\n", l->source,
+              l->num_solutions, l->num_exact, l->distance == KILN_DISTANCE_LINEAR_MNK ? "linear_mnk" : "log_mnk",
+              l->fallback);
+    }
+    int n = 0;
+    if (st == KILN_STATUS_SUCCESS && ls.n == 0)
+        textf(&tx, "no selection logic for this arch and problem type\n");
+    else if (st == KILN_STATUS_SUCCESS)
+        st = rank(&ls, ranked, &n, rejects, &tx);
+    for (int i = 0; i < n && i < max_out; i++)
+        out[(*count)++] = ranked[i].solution;
+    free(ls.logics);
+    free(ranked);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    return n ? KILN_STATUS_SUCCESS : KILN_STATUS_NO_SOLUTION;
+}

@@ -1,0 +1,106 @@
+/* The hand-written selection: a pure function of the dispatch tables (passed in, so tests can use fake ones), the
+ * problem and what is known about the device.
+ *
+ * The logics that apply are every kiln_logic whose (arch, a/b/d types, layout, b_prepacked) match, in table order:
+ * usually one, but several YAML files may describe one problem type (a tuned logic and a parameter-coverage set, say)
+ * and then they pool. Candidates are their solutions, plus any solution their exact entries or fallbacks name. Each
+ * must pass every predicate (kiln_solution_fits). Passing ones are ranked:
+ *   1. solutions of exact entries equal to (m, n, k), in entry order (logics in table order);
+ *   2. solutions of the other exact entries, each by the distance of its nearest entry (in the metric of that entry's
+ *      logic), ties broken by solution index;
+ *   3. the fallbacks, in logic order;
+ *   4. every other passing candidate, in YAML order (logics in table order).
+ * A solution appears once, at its best rank. The result depends on nothing but the inputs.
+ */
+#ifndef KILN_SELECT_H
+#define KILN_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/kiln.h"
+#include "table.h"
+
+/* printf-style format checking where the compiler offers it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_FORMAT(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define KILN_FORMAT(fmt_index, first_arg)
+#endif
+
+/* One set of dispatch tables. */
+typedef struct kiln_tables {
+    const kiln_solution *solutions;
+    int num_solutions;
+    const kiln_logic *logics;
+    int num_logics;
+    const kiln_code_object *code_objects;
+    int num_code_objects;
+} kiln_tables;
+
+/* Portable launch limits used when the device does not say: grid x up to 2^31 - 1 and grid z up to 65535 (CUDA's
+ * limits; HIP's are not smaller). */
+#define KILN_DEFAULT_MAX_GRID_X INT64_C(2147483647)
+#define KILN_DEFAULT_MAX_GRID_Z INT64_C(65535)
+
+typedef struct kiln_select_input {
+    const char *arch;
+    const kiln_problem *problem; /* must have passed kiln_check_problem */
+    const kiln_args *args;       /* NULL: pointer addresses are not checked */
+    unsigned skip;               /* predicates not checked, bits 1u << kiln_reject (tells why nothing passes) */
+    int64_t max_lds_bytes;       /* the device's dynamic shared memory limit; 0 = unknown, not checked */
+    int64_t max_grid_x;          /* 0 = KILN_DEFAULT_MAX_GRID_X */
+    int64_t max_grid_z;          /* 0 = KILN_DEFAULT_MAX_GRID_Z */
+    const kiln_tables *code;     /* non-NULL: a solution needs a code object in these tables (to run on a device) */
+} kiln_select_input;
+
+/* Why a solution cannot run a problem. */
+typedef enum kiln_reject {
+    KILN_FITS = 0,
+    KILN_REJECT_PROBLEM,    /* built for another arch or problem type, or a malformed table entry */
+    KILN_REJECT_ALIGN_A,    /* lda, stride_a (batch > 1) or the A pointer is not a multiple of align_a elements */
+    KILN_REJECT_ALIGN_B,    /* same for B */
+    KILN_REJECT_K_MULTIPLE, /* k is not a multiple of k_multiple */
+    KILN_REJECT_LDS,        /* lds_bytes exceeds the device limit */
+    KILN_REJECT_GSU,        /* split-K with some split left without a DepthU tile (see kiln_solution_fits) */
+    KILN_REJECT_SIZE,       /* launch grid or split-K workspace beyond the limits */
+    KILN_REJECT_NO_CODE,    /* no code object embedded for it (checked only when kiln_select_input.code is set) */
+    KILN_REJECT_COUNT
+} kiln_reject;
+
+/* Short predicate name: "align_a", "k_multiple", ... ("fits" for KILN_FITS). */
+const char *kiln_reject_name(kiln_reject r);
+
+/* Launch geometry of a solution on a problem (kiln_abi.h). */
+typedef struct kiln_geometry {
+    int64_t tiles_m, tiles_n;   /* ceil(m / mt0), ceil(n / mt1) */
+    int64_t k_tiles;            /* ceil(kb / depth_u); kb = k, or ldb for a prepacked B (padded with zeros) */
+    int64_t k_tiles_per_split;  /* ceil(k_tiles / gsu) */
+    int64_t grid_x, grid_z;     /* GEMM kernel: tiles_m * tiles_n, batch * gsu */
+    int64_t reduce_grid_x;      /* reduce kernel: ceil(m * n / KILN_REDUCE_THREADS); 0 when gsu == 1 */
+    uint64_t workspace_bytes;   /* gsu > 1: gsu * batch * m * n * 4, UINT64_MAX if that overflows; else 0 */
+} kiln_geometry;
+
+/* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */
+void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g);
+
+/* Checks every predicate in the order of kiln_reject. Split-K rule: with gsu > 1 each split covers
+ * k_tiles_per_split DepthU tiles, and the solution is accepted only when the last split still gets at least one,
+ * (gsu - 1) * k_tiles_per_split < k_tiles, so that no workgroup runs an empty K loop. When rejected and why != NULL,
+ * writes a one-line reason. */
+kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *in, char *why, size_t why_len);
+
+/* Whether logic l applies to the problem type on arch. */
+int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem *p);
+
+/* The embedded code object holding the kernel `name`, or NULL. */
+const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *name);
+
+/* Ranks the candidates. Writes up to max_out solution indices, best first, to out and their number to *count, and
+ * to *rejects one bit (1u << kiln_reject) per predicate that rejected some candidate. explain (may be NULL) receives
+ * a NUL-terminated account, truncated to explain_len. Returns KILN_STATUS_SUCCESS when at least one candidate passes,
+ * KILN_STATUS_NO_SOLUTION when there is no logic or none passes, KILN_STATUS_INTERNAL_ERROR when memory runs out. */
+kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *out, int max_out, int *count,
+                        unsigned *rejects, char *explain, size_t explain_len);
+
+#endif /* KILN_SELECT_H */

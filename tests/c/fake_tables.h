@@ -1,0 +1,29 @@
+/* Small hand-made dispatch tables for the C tests (fake_tables.c): they define the symbols of runtime/src/table.h, so
+ * a test links kiln_runtime_obj + fake_tables.c in place of the generated tables. Indices name the solutions. */
+#ifndef KILN_FAKE_TABLES_H
+#define KILN_FAKE_TABLES_H
+
+#include "select.h"
+
+enum {
+    FAKE_FP8_MT128 = 0,    /* e4m3 x e4m3 -> bf16 TN, 128x128x64, align 16, lds 64 KiB */
+    FAKE_FP8_MT64 = 1,     /* 64x64x64, align 16 */
+    FAKE_FP8_BIG_LDS = 2,  /* 256x128x128, lds 300000 bytes: more than any device has */
+    FAKE_FP8_SPLITK = 3,   /* 64x64x128, gsu 4 with a reduce kernel */
+    FAKE_FP8_KMUL = 4,     /* 128x128x128, k_multiple 128 */
+    FAKE_FP8_ANY = 5,      /* 32x32x32, align 1: the fallback */
+    FAKE_MIXED = 6,        /* f16 x e4m3 -> f16 TN prepacked, align_a 8, align_b 16 */
+    FAKE_GEMM = 7,         /* f16 x f16 -> f16 NN, align 8 */
+    FAKE_FP8_SM89 = 8,     /* the sm89 fp8 solution (no code object) */
+    FAKE_FP8_NOCODE = 9,   /* sm90 fp8, last in YAML order, no code object */
+    FAKE_E5M2_NOCODE = 10, /* e5m2 x e5m2 -> bf16 TN: the only solution of its logic, no code object */
+    FAKE_NUM_SOLUTIONS = 11
+};
+
+/* H100-like limits used by the tests' fake device. */
+#define FAKE_MAX_LDS 232448
+
+/* The fake tables as a kiln_tables (the same data the table.h symbols point at). */
+kiln_tables fake_tables(void);
+
+#endif /* KILN_FAKE_TABLES_H */

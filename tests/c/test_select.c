@@ -1,0 +1,358 @@
+/* The selection over fake tables (fake_tables.h): ranking tiers, distances, predicates, determinism, top-k. */
+#include <stdint.h>
+#include <string.h>
+
+#include "fake_tables.h"
+#include "test_util.h"
+
+#define MAX_OUT 16
+
+static kiln_tables T;
+
+static kiln_problem fp8_problem(int64_t m, int64_t n, int64_t k)
+{
+    kiln_problem p;
+    kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, m, n, k);
+    return p;
+}
+
+static kiln_select_input input(const kiln_problem *p, const kiln_args *args, int64_t max_lds)
+{
+    kiln_select_input in;
+    memset(&in, 0, sizeof in);
+    in.arch = "sm90";
+    in.problem = p;
+    in.args = args;
+    in.skip = 0;
+    in.max_lds_bytes = max_lds;
+    return in;
+}
+
+typedef struct result {
+    kiln_status status;
+    int out[MAX_OUT];
+    int count;
+    unsigned rejects;
+    char text[4096];
+} result;
+
+static result run(const kiln_tables *t, const kiln_select_input *in)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    r.status = kiln_select(t, in, r.out, MAX_OUT, &r.count, &r.rejects, r.text, sizeof r.text);
+    return r;
+}
+
+/* The result is exactly `want` (n entries). */
+static void expect_order(const result *r, const int *want, int n, const char *what)
+{
+    int same = r->status == KILN_STATUS_SUCCESS && r->count == n;
+    for (int i = 0; same && i < n; i++)
+        same = r->out[i] == want[i];
+    CHECK(same, "%s: status %d, got %d solutions [%d %d %d %d %d %d %d ...]", what, r->status, r->count, r->out[0],
+          r->out[1], r->out[2], r->out[3], r->out[4], r->out[5], r->out[6]);
+}
+
+static int contains(const char *text, const char *part) { return strstr(text, part) != NULL; }
+
+static void test_exact(void)
+{
+    kiln_problem p = fp8_problem(4096, 4096, 4096);
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    result r = run(&T, &in);
+    /* tier 1 MT128 (BIG_LDS exact too, but rejected), tier 2 by distance KMUL 3.46 < SPLITK 7.35 < MT64 10.39,
+     * tier 3 the fallback, tier 4 the rest in YAML order */
+    int want[] = {FAKE_FP8_MT128, FAKE_FP8_KMUL, FAKE_FP8_SPLITK, FAKE_FP8_MT64, FAKE_FP8_ANY, FAKE_FP8_NOCODE};
+    expect_order(&r, want, 6, "exact 4096^3 with an LDS limit");
+    CHECK(r.rejects == 1u << KILN_REJECT_LDS, "rejects mask 0x%x", r.rejects);
+    CHECK(contains(r.text, "rejected by lds"), "explain names the lds predicate:\n%s", r.text);
+    CHECK(contains(r.text, "exact entry 4096x4096x4096"), "explain names the exact entry:\n%s", r.text);
+    CHECK(contains(r.text, "winner: [0] fake_F8F8B_TN_MT128x128x64_SM90"), "explain names the winner:\n%s", r.text);
+    CHECK(contains(r.text, "fallback"), "explain names the fallback");
+
+    /* Without a known LDS limit both exact entries pass, in entry order. */
+    in.max_lds_bytes = 0;
+    r = run(&T, &in);
+    int want2[] = {FAKE_FP8_BIG_LDS, FAKE_FP8_MT128, FAKE_FP8_KMUL, FAKE_FP8_SPLITK,
+                   FAKE_FP8_MT64,    FAKE_FP8_ANY,   FAKE_FP8_NOCODE};
+    expect_order(&r, want2, 7, "exact 4096^3 without an LDS limit");
+}
+
+static void test_nearest(void)
+{
+    /* 2048^3 is sqrt(3) from 4096^3 and from 1024^3: ties go by solution index */
+    kiln_problem p = fp8_problem(2048, 2048, 2048);
+    kiln_select_input in = input(&p, NULL, 0);
+    result r = run(&T, &in);
+    int want[] = {FAKE_FP8_MT128, FAKE_FP8_BIG_LDS, FAKE_FP8_KMUL, FAKE_FP8_SPLITK,
+                  FAKE_FP8_MT64,  FAKE_FP8_ANY,     FAKE_FP8_NOCODE};
+    expect_order(&r, want, 7, "nearest 2048^3 with ties");
+    CHECK(contains(r.text, "distance 1.7321"), "explain shows the distance:\n%s", r.text);
+
+    /* 112^3: nearest is 64^3; KMUL fails k_multiple, SPLITK has one DepthU tile for 4 splits */
+    p = fp8_problem(112, 112, 112);
+    in = input(&p, NULL, FAKE_MAX_LDS);
+    r = run(&T, &in);
+    int want2[] = {FAKE_FP8_MT64, FAKE_FP8_MT128, FAKE_FP8_ANY, FAKE_FP8_NOCODE};
+    expect_order(&r, want2, 4, "nearest 112^3");
+    CHECK(r.rejects == ((1u << KILN_REJECT_LDS) | (1u << KILN_REJECT_K_MULTIPLE) | (1u << KILN_REJECT_GSU)),
+          "rejects mask 0x%x", r.rejects);
+    CHECK(contains(r.text, "rejected by k_multiple (k=112 is not a multiple of 128)"), "%s", r.text);
+    CHECK(contains(r.text, "rejected by gsu"), "%s", r.text);
+}
+
+static void test_alignment(void)
+{
+    kiln_problem p = fp8_problem(4096, 4096, 4096);
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    int only_any[] = {FAKE_FP8_ANY};
+
+    p.lda = 4097;
+    result r = run(&T, &in);
+    expect_order(&r, only_any, 1, "lda not a multiple of 16");
+    /* predicates run in order: align_a rejects BIG_LDS before lds would */
+    CHECK(r.rejects == 1u << KILN_REJECT_ALIGN_A, "rejects 0x%x", r.rejects);
+    CHECK(contains(r.text, "lda=4097 is not a multiple of align_a=16"), "%s", r.text);
+    in.skip = (1u << KILN_REJECT_ALIGN_A) | (1u << KILN_REJECT_ALIGN_B);
+    r = run(&T, &in);
+    CHECK(r.count == 6, "alignment ignored: %d candidates", r.count);
+    in.skip = 0;
+    p.lda = 4096;
+
+    kiln_args args;
+    memset(&args, 0, sizeof args);
+    args.a = (const void *)(uintptr_t)0x10008;
+    args.b = (const void *)(uintptr_t)0x20000;
+    in.args = &args;
+    r = run(&T, &in);
+    expect_order(&r, only_any, 1, "A pointer 8-byte aligned");
+    CHECK(contains(r.text, "A pointer"), "%s", r.text);
+    args.a = (const void *)(uintptr_t)0x10010;
+    args.b = (const void *)(uintptr_t)0x20001;
+    r = run(&T, &in);
+    expect_order(&r, only_any, 1, "B pointer 1-byte aligned");
+    CHECK(r.rejects & (1u << KILN_REJECT_ALIGN_B), "align_b rejects");
+    args.b = (const void *)(uintptr_t)0x20010;
+    r = run(&T, &in);
+    CHECK(r.count == 6, "aligned pointers: %d candidates", r.count);
+    in.args = NULL;
+
+    /* a batch stride breaks alignment only for batched problems */
+    p.stride_b = 4096 * 4096 + 8;
+    r = run(&T, &in);
+    CHECK(r.count == 6, "stride ignored at batch 1: %d", r.count);
+    p.batch = 2;
+    r = run(&T, &in);
+    expect_order(&r, only_any, 1, "stride_b not a multiple of 16");
+    CHECK(contains(r.text, "stride_b="), "%s", r.text);
+}
+
+static void test_gsu(void)
+{
+    /* SPLITK: depth_u 128, gsu 4. Accepted only when (gsu - 1) * ceil(tiles / gsu) < tiles. */
+    static const struct {
+        int64_t k;
+        int accepted;
+    } cases[] = {{384, 0}, {385, 1}, {512, 1}, {640, 0}, {768, 0}, {896, 1}, {1024, 1}, {1152, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kiln_problem p = fp8_problem(256, 256, cases[i].k);
+        kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+        in.skip = 1u << KILN_REJECT_ALIGN_A; /* odd k makes lda odd */
+        kiln_reject why = kiln_solution_fits(&T.solutions[FAKE_FP8_SPLITK], &in, NULL, 0);
+        CHECK((why == KILN_FITS) == cases[i].accepted, "gsu 4 at k=%lld: %s", (long long)cases[i].k,
+              kiln_reject_name(why));
+    }
+    kiln_geometry g;
+    kiln_problem p = fp8_problem(100, 200, 1000);
+    p.batch = 3;
+    kiln_solution_geometry(&T.solutions[FAKE_FP8_SPLITK], &p, &g);
+    CHECK(g.tiles_m == 2 && g.tiles_n == 4 && g.k_tiles == 8 && g.k_tiles_per_split == 2, "split-K tiles");
+    CHECK(g.grid_x == 8 && g.grid_z == 12 && g.reduce_grid_x == 79, "split-K grids %lld %lld %lld",
+          (long long)g.grid_x, (long long)g.grid_z, (long long)g.reduce_grid_x);
+    CHECK(g.workspace_bytes == 4u * 3u * 100u * 200u * 4u, "workspace %llu", (unsigned long long)g.workspace_bytes);
+    kiln_solution_geometry(&T.solutions[FAKE_FP8_MT128], &p, &g);
+    CHECK(g.workspace_bytes == 0 && g.reduce_grid_x == 0 && g.grid_z == 3, "no split-K");
+
+    /* a prepacked B counts K tiles over its padded ldb */
+    kiln_problem_init(&p, KILN_DTYPE_F16, KILN_DTYPE_E4M3, KILN_DTYPE_F16, KILN_LAYOUT_TN, 64, 64, 100);
+    kiln_solution_geometry(&T.solutions[FAKE_MIXED], &p, &g);
+    CHECK(p.ldb == 112 && g.k_tiles == 2, "prepacked k tiles %lld", (long long)g.k_tiles);
+}
+
+static void test_size(void)
+{
+    kiln_problem p = fp8_problem(4096, 4096, 4096);
+    kiln_select_input in = input(&p, NULL, 0);
+    in.max_grid_x = 10;
+    result r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_NO_SOLUTION && r.count == 0, "grid x limit: status %d", r.status);
+    CHECK(r.rejects == 1u << KILN_REJECT_SIZE, "only the size predicate rejects: 0x%x", r.rejects);
+    in.skip = 1u << KILN_REJECT_SIZE;
+    r = run(&T, &in);
+    CHECK(r.count == 7, "size ignored: %d candidates", r.count);
+    in.skip = 0;
+
+    p.batch = 3;
+    in.max_grid_x = 0;
+    in.max_grid_z = 3;
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_FP8_SPLITK], &in, NULL, 0) == KILN_REJECT_SIZE, "grid z 12 > 3");
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_FP8_MT128], &in, NULL, 0) == KILN_FITS, "grid z 3 <= 3");
+}
+
+static void test_top_k_and_determinism(void)
+{
+    kiln_problem p = fp8_problem(3000, 5000, 7040);
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    result all = run(&T, &in), again = run(&T, &in);
+    CHECK(all.status == KILN_STATUS_SUCCESS && all.count > 2, "candidates: %d", all.count);
+    CHECK(memcmp(all.out, again.out, sizeof all.out) == 0 && all.count == again.count, "same order twice");
+    CHECK(strcmp(all.text, again.text) == 0, "same explanation twice");
+    for (int i = 0; i < all.count; i++)
+        for (int j = i + 1; j < all.count; j++)
+            CHECK(all.out[i] != all.out[j], "solution %d listed twice", all.out[i]);
+
+    int top[2], count;
+    unsigned rejects;
+    CHECK(kiln_select(&T, &in, top, 2, &count, &rejects, NULL, 0) == KILN_STATUS_SUCCESS, "top-2");
+    CHECK(count == 2 && top[0] == all.out[0] && top[1] == all.out[1], "top-2 is the head of the ranking");
+
+    /* explanation truncated to a small buffer: still NUL-terminated, same choice */
+    char small[24];
+    CHECK(kiln_select(&T, &in, top, 1, &count, &rejects, small, sizeof small) == KILN_STATUS_SUCCESS, "truncated");
+    CHECK(strlen(small) == sizeof small - 1 && top[0] == all.out[0], "truncated text, same winner");
+}
+
+static void test_no_solution(void)
+{
+    kiln_problem p = fp8_problem(256, 256, 256);
+    kiln_select_input in = input(&p, NULL, 0);
+    in.arch = "sm80";
+    result r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_NO_SOLUTION && r.count == 0, "no logic for sm80");
+    CHECK(contains(r.text, "no selection logic"), "%s", r.text);
+
+    in.arch = "sm90";
+    p.b_type = KILN_DTYPE_E5M2;
+    r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_NO_SOLUTION, "no logic for e4m3 x e5m2");
+
+    /* the mixed logic's only solution needs lda % 8 == 0 */
+    kiln_problem_init(&p, KILN_DTYPE_F16, KILN_DTYPE_E4M3, KILN_DTYPE_F16, KILN_LAYOUT_TN, 64, 64, 100);
+    p.lda = 101;
+    r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_NO_SOLUTION && r.count == 0, "every candidate rejected");
+    CHECK(contains(r.text, "no candidate passes"), "%s", r.text);
+    CHECK(r.rejects == 1u << KILN_REJECT_ALIGN_A, "rejects 0x%x", r.rejects);
+
+    /* the sm89 logic is found by arch */
+    p = fp8_problem(256, 256, 256);
+    in.arch = "sm89";
+    r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_SUCCESS && r.count == 1 && r.out[0] == FAKE_FP8_SM89, "sm89 logic");
+}
+
+/* Local tables: the metric decides, and entries may name solutions outside the candidate list (or the table). */
+static void test_metrics_and_references(void)
+{
+    static const int list[] = {FAKE_FP8_ANY};
+    static const kiln_exact exact[] = {
+        {100, 100, 100, FAKE_FP8_MT64}, {1000, 1000, 1000, FAKE_FP8_MT128}, {5, 5, 5, 999}};
+    kiln_logic logic = {"sm90", "local.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN,
+                        0, list, 1, exact, 3, KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY};
+    kiln_tables t = T;
+    t.logics = &logic;
+    t.num_logics = 1;
+    kiln_problem p = fp8_problem(400, 400, 400);
+    kiln_select_input in = input(&p, NULL, 0);
+    /* log: |log2(400/100)| = 2 > |log2(1000/400)| = 1.32, so 1000^3 is nearer */
+    result r = run(&t, &in);
+    int want_log[] = {FAKE_FP8_MT128, FAKE_FP8_MT64, FAKE_FP8_ANY};
+    expect_order(&r, want_log, 3, "log distance");
+    CHECK(contains(r.text, "[999] ignored"), "an index outside the table is ignored:\n%s", r.text);
+    /* linear: 300 < 600, so 100^3 is nearer */
+    logic.distance = KILN_DISTANCE_LINEAR_MNK;
+    r = run(&t, &in);
+    int want_lin[] = {FAKE_FP8_MT64, FAKE_FP8_MT128, FAKE_FP8_ANY};
+    expect_order(&r, want_lin, 3, "linear distance");
+
+    /* a fallback that fails drops out; a solution of another problem type is rejected by "problem" */
+    logic.fallback = FAKE_GEMM;
+    r = run(&t, &in);
+    CHECK(r.count == 3 && (r.rejects & (1u << KILN_REJECT_PROBLEM)), "foreign fallback rejected");
+}
+
+/* Two logics for one problem type pool their candidates, entries and fallbacks. */
+static void test_pooled_logics(void)
+{
+    static const int list_a[] = {FAKE_FP8_MT128}, list_b[] = {FAKE_FP8_MT64, FAKE_FP8_ANY};
+    static const kiln_exact exact_a[] = {{4096, 4096, 4096, FAKE_FP8_MT128}}, exact_b[] = {{64, 64, 64, FAKE_FP8_MT64}};
+    const kiln_logic logics[2] = {
+        {"sm90", "a.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_a, 1, exact_a, 1,
+         KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128},
+        {"sm90", "b.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_b, 2, exact_b, 1,
+         KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY},
+    };
+    kiln_tables t = T;
+    t.logics = logics;
+    t.num_logics = 2;
+    kiln_problem p = fp8_problem(64, 64, 64);
+    kiln_select_input in = input(&p, NULL, 0);
+    result r = run(&t, &in);
+    int want_small[] = {FAKE_FP8_MT64, FAKE_FP8_MT128, FAKE_FP8_ANY};
+    expect_order(&r, want_small, 3, "pooled, 64^3");
+    CHECK(contains(r.text, "logic: a.yaml") && contains(r.text, "logic: b.yaml"), "both logics listed:\n%s", r.text);
+    p = fp8_problem(4096, 4096, 4096);
+    r = run(&t, &in);
+    int want_big[] = {FAKE_FP8_MT128, FAKE_FP8_MT64, FAKE_FP8_ANY};
+    expect_order(&r, want_big, 3, "pooled, 4096^3");
+}
+
+/* With code required (a run on a device), solutions the build has no code object for drop out. */
+static void test_code_required(void)
+{
+    kiln_problem p = fp8_problem(4096, 4096, 4096);
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    in.code = &T;
+    result r = run(&T, &in);
+    int want[] = {FAKE_FP8_MT128, FAKE_FP8_KMUL, FAKE_FP8_SPLITK, FAKE_FP8_MT64, FAKE_FP8_ANY};
+    expect_order(&r, want, 5, "code required");
+    CHECK(contains(r.text, "rejected by code"), "%s", r.text);
+    p.a_type = p.b_type = KILN_DTYPE_E5M2;
+    r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_NO_SOLUTION && r.rejects == 1u << KILN_REJECT_NO_CODE, "only code rejects: 0x%x",
+          r.rejects);
+    in.skip = 1u << KILN_REJECT_NO_CODE;
+    r = run(&T, &in);
+    CHECK(r.status == KILN_STATUS_SUCCESS && r.count == 1 && r.out[0] == FAKE_E5M2_NOCODE, "code check skipped");
+}
+
+static void test_lookups(void)
+{
+    for (int r = 0; r < KILN_REJECT_COUNT; r++)
+        CHECK(strcmp(kiln_reject_name((kiln_reject)r), "invalid") != 0, "name of reject %d", r);
+    CHECK(strcmp(kiln_reject_name(KILN_REJECT_COUNT), "invalid") == 0, "out of range");
+    CHECK(kiln_find_code_object(&T, T.solutions[FAKE_FP8_MT128].name) != NULL, "code object found");
+    CHECK(kiln_find_code_object(&T, T.solutions[FAKE_FP8_NOCODE].name) == NULL, "no code object");
+    kiln_problem p = fp8_problem(1, 1, 1);
+    CHECK(kiln_logic_matches(&T.logics[0], "sm90", &p) && !kiln_logic_matches(&T.logics[0], "sm89", &p) &&
+              !kiln_logic_matches(&T.logics[1], "sm90", &p),
+          "logic keys");
+}
+
+int main(void)
+{
+    T = fake_tables();
+    test_exact();
+    test_nearest();
+    test_alignment();
+    test_gsu();
+    test_size();
+    test_top_k_and_determinism();
+    test_no_solution();
+    test_metrics_and_references();
+    test_pooled_logics();
+    test_code_required();
+    test_lookups();
+    return test_summary("test_select");
+}
