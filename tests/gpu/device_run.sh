@@ -23,10 +23,10 @@ export KILN_LIBRARY="$PWD/build/libkiln.so" KILN_COMMIT="${KILN_COMMIT:-unknown}
 echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
 
 # Sanitizers on a representative slice (every kernel family and the split-K path), not the whole sweep.
-KILN_GPU_LOG= compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
+KILN_GPU_LOG= timeout "${KILN_MEMCHECK_TIMEOUT:-240}" compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
     tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py -x >"$OUT/memcheck.log" 2>&1
 echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
-compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
+timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
 echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
 
 if [ "${KILN_SKIP_BENCH:-0}" != 1 ]; then
