@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kiln set-up and main job, on a fresh Debian 12 machine (as root):
 #   installs the build dependencies from Debian, regenerates generated/ from solutions/ + templates/, builds the
-#   per-arch libraries (every arch whose compiler is present: nvcc for sm_*, see README) and runs the example.
+#   per-arch libraries (every arch whose compiler is present: nvcc for sm_*, clang-19 or ROCm hipcc for gfx*, see
+#   README) and runs the example.
 # Options through the environment: KILN_ARCHS="sm90;sm89" to choose archs, KILN_BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
-"""Build steps CMake runs: compile one kernel into a code object (checking its resources), embed code objects in C."""
+"""Build steps CMake runs: compile one kernel into a code object (checking its resources), embed code objects in C.
+NVIDIA kernels are compiled here (nvcc, ptxas -v); AMD kernels in buildtools_amd.py."""
 from __future__ import annotations
 
 import re
@@ -48,11 +49,12 @@ def nvcc_command(compiler: str, arch: Arch, include: str, source: str, output: s
             "-Xptxas", "-v", "-Xptxas", "-warn-spills", "-I", include, "-o", output, source]
 
 
-def compile_kernel(arch: str, compiler: str, include: str, source: str, output: str, log: str) -> int:
+def compile_kernel(arch: str, compiler: str, include: str, source: str, output: str, log: str,
+                   objdump: str | None = None) -> int:
     a = Arch(arch)
-    if ARCH_INFO[a].vendor is not Vendor.NVIDIA:
-        print(f"kiln compile: no {ARCH_INFO[a].vendor.value} compiler driver yet for {arch}", file=sys.stderr)
-        return 2
+    if ARCH_INFO[a].vendor is Vendor.AMD:
+        from . import buildtools_amd
+        return buildtools_amd.compile_kernel(a, compiler, include, source, output, log, objdump)
     proc = subprocess.run(nvcc_command(compiler, a, include, source, output), capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     if proc.returncode != 0:

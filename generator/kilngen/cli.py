@@ -1,4 +1,5 @@
-"""kiln-gen: generate | check | list | decode | explain (and the build steps compile | embed that CMake runs)."""
+"""kiln-gen: generate | check | list | decode | explain | report-amd (and the build steps compile | embed that CMake
+runs)."""
 from __future__ import annotations
 
 import argparse
@@ -164,9 +165,13 @@ def main(argv=None) -> int:
     ex.add_argument("--lib")
     for dim in ("m", "n", "k"):
         ex.add_argument(dim, type=int)
+    ra = sub.add_parser("report-amd", help="write docs/amd-kernels.md from a build's AMD resource files")
+    ra.add_argument("--build", required=True, help="the CMake build directory")
+    ra.add_argument("--output", default=str(REPO / "docs" / "amd-kernels.md"))
     co = sub.add_parser("compile", help="(build step) compile one kernel and check its resources")
     for opt in ("arch", "compiler", "include", "source", "output", "log"):
         co.add_argument(f"--{opt}", required=True)
+    co.add_argument("--objdump", help="AMD: llvm-objdump for the instruction mix (default: next to the compiler)")
     em = sub.add_parser("embed", help="(build step) embed code objects into a C file")
     em.add_argument("--list", required=True)
     em.add_argument("--output", required=True)
@@ -174,9 +179,12 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "compile":
             return buildtools.compile_kernel(args.arch, args.compiler, args.include, args.source, args.output,
-                                             args.log)
+                                             args.log, args.objdump)
         if args.cmd == "embed":
             return buildtools.embed(args.list, args.output)
+        if args.cmd == "report-amd":
+            from .report import cmd_report_amd
+            return cmd_report_amd(args.build, args.output, Path(args.root))
         return {"generate": cmd_generate, "check": cmd_check, "list": cmd_list, "decode": cmd_decode,
                 "explain": cmd_explain}[args.cmd](args)
     except ValueError as exc:

@@ -22,6 +22,19 @@ class Arch(enum.Enum):
     GFX1201 = "gfx1201"
 
 
+class Family(enum.Enum):
+    MMA = "mma"    # NVIDIA mma.sync + ldmatrix + cp.async multistage
+    MFMA = "mfma"  # AMD CDNA matrix cores, wave64: global -> VGPR -> LDS -> v_mfma
+    WMMA = "wmma"  # AMD RDNA matrix cores, wave32: global -> VGPR -> LDS -> v_wmma
+
+
+FAMILY_VENDOR = {Family.MMA: Vendor.NVIDIA, Family.MFMA: Vendor.AMD, Family.WMMA: Vendor.AMD}
+assert FAMILY_VENDOR.keys() == set(Family)
+# Threads of one warp / wavefront: a workgroup has wave * wg0 * wg1 threads.
+FAMILY_WAVE = {Family.MMA: 32, Family.MFMA: 64, Family.WMMA: 32}
+assert FAMILY_WAVE.keys() == set(Family)
+
+
 @dataclass(frozen=True)
 class ArchInfo:
     vendor: Vendor
@@ -29,26 +42,38 @@ class ArchInfo:
     fp8_mma: bool           # has an fp8 x fp8 matrix instruction
     fp8_formats: str        # "ocp" or "fnuz": which fp8 encodings the hardware speaks
     offload: str            # compiler target spelling
+    family: Family          # the kernel family written for this arch
 
 
 ARCH_INFO = {
-    Arch.SM90: ArchInfo(Vendor.NVIDIA, 227 * 1024, True, "ocp", "sm_90a"),
-    Arch.SM89: ArchInfo(Vendor.NVIDIA, 99 * 1024, True, "ocp", "sm_89"),
-    Arch.SM80: ArchInfo(Vendor.NVIDIA, 163 * 1024, False, "ocp", "sm_80"),
-    Arch.GFX942: ArchInfo(Vendor.AMD, 64 * 1024, True, "fnuz", "gfx942"),
-    Arch.GFX90A: ArchInfo(Vendor.AMD, 64 * 1024, False, "fnuz", "gfx90a"),
-    Arch.GFX1151: ArchInfo(Vendor.AMD, 64 * 1024, False, "ocp", "gfx1151"),
-    Arch.GFX1201: ArchInfo(Vendor.AMD, 64 * 1024, True, "ocp", "gfx1201"),
+    Arch.SM90: ArchInfo(Vendor.NVIDIA, 227 * 1024, True, "ocp", "sm_90a", Family.MMA),
+    Arch.SM89: ArchInfo(Vendor.NVIDIA, 99 * 1024, True, "ocp", "sm_89", Family.MMA),
+    Arch.SM80: ArchInfo(Vendor.NVIDIA, 163 * 1024, False, "ocp", "sm_80", Family.MMA),
+    Arch.GFX942: ArchInfo(Vendor.AMD, 64 * 1024, True, "fnuz", "gfx942", Family.MFMA),
+    Arch.GFX90A: ArchInfo(Vendor.AMD, 64 * 1024, False, "fnuz", "gfx90a", Family.MFMA),
+    Arch.GFX1151: ArchInfo(Vendor.AMD, 64 * 1024, False, "ocp", "gfx1151", Family.WMMA),
+    Arch.GFX1201: ArchInfo(Vendor.AMD, 64 * 1024, True, "ocp", "gfx1201", Family.WMMA),
 }
 assert ARCH_INFO.keys() == set(Arch)
+assert all(FAMILY_VENDOR[info.family] is info.vendor for info in ARCH_INFO.values())
 
 
-class Family(enum.Enum):
-    MMA = "mma"  # NVIDIA mma.sync + ldmatrix + cp.async multistage
+@dataclass(frozen=True)
+class AmdInfo:
+    """What an AMD kernel's occupancy is computed from (the build checks it against the YAML's `occ`)."""
+    lds_per_cu: int          # LDS bytes the workgroups of one CU share (RDNA: of one WGP, in WGP mode)
+    simds_per_cu: int        # SIMDs the waves of a CU (WGP) are spread over
+    max_waves_per_simd: int
+    matrix_isa: str          # matrix-core generation: cdna2, cdna3 (MFMA), rdna3, rdna4 (WMMA)
 
 
-FAMILY_VENDOR = {Family.MMA: Vendor.NVIDIA}
-assert FAMILY_VENDOR.keys() == set(Family)
+AMD_INFO = {
+    Arch.GFX942: AmdInfo(64 * 1024, 4, 8, "cdna3"),
+    Arch.GFX90A: AmdInfo(64 * 1024, 4, 8, "cdna2"),
+    Arch.GFX1151: AmdInfo(128 * 1024, 4, 16, "rdna3"),
+    Arch.GFX1201: AmdInfo(128 * 1024, 4, 16, "rdna4"),
+}
+assert AMD_INFO.keys() == {a for a, info in ARCH_INFO.items() if info.vendor is Vendor.AMD}
 
 
 class DType(enum.Enum):
@@ -156,6 +181,12 @@ PARAMS = (
     ("wgm", "WGM", 1, "WorkGroupMapping: tile-M rows per raster group (1 = plain row-major raster)"),
     ("vwa", "VWA", 1, "global read vector width of A, bytes"),
     ("vwb", "VWB", 1, "global read vector width of B, bytes"),
+    # Appended for the AMD families (mfma, wmma); mma takes only their defaults.
+    ("ldsb", "LDSB", 1, "1LDSBuffer: one LDS buffer instead of two (global prefetch waits for compute)"),
+    ("tlds", "TLDS", 1, "TransposeLDS: 1 = K-major operands stay unroll-major in LDS, 0 = stored tile-major"),
+    ("lbspp", "LBSPP", 1, "LdsBlockSizePerPad: the LDS padding goes after every LBSPP bytes (0 = every row)"),
+    ("wsgr", "WSGR", 1, "WaveSeparateGlobalRead: each wave reads its own rows of the tile (0/1)"),
+    ("occ", "OCC", 1, "occupancy target, waves per SIMD the kernel must reach (0 = none declared)"),
 )
 PARAM_FIELDS = tuple(p[0] for p in PARAMS)
 
@@ -180,6 +211,11 @@ class Solution:
     wgm: int
     vwa: int
     vwb: int
+    ldsb: int
+    tlds: int
+    lbspp: int
+    wsgr: int
+    occ: int
 
     @property
     def name(self) -> str:
@@ -192,22 +228,49 @@ class Solution:
 
     # Derived quantities, computed here once so templates only substitute.
     @property
+    def wave(self) -> int:
+        return FAMILY_WAVE[self.family]
+
+    @property
     def threads(self) -> int:
-        return 32 * self.wg[0] * self.wg[1]
+        return self.wave * self.wg[0] * self.wg[1]
 
     @property
     def stages(self) -> int:
-        return self.pgr + 1
+        """LDS buffers: mma keeps a ring of PGR + 1 stages; the AMD families double-buffer LDS behind a
+        global -> VGPR prefetch (one buffer with 1LDSBuffer or without prefetch)."""
+        if self.family is Family.MMA:
+            return self.pgr + 1
+        return 1 if self.pgr == 0 or self.ldsb else 2
+
+    def lds_unroll_major(self, operand: str) -> bool:
+        """Whether the operand's LDS rows run along K. mma: K-major operands are (tlds = 1); AMD: K-major operands
+        follow tlds; an N-major B (layout NN) is tile-major in LDS on every family."""
+        if operand == "b" and self.problem.layout is Layout.NN:
+            return False
+        return self.family is Family.MMA or self.tlds == 1
+
+    def lds_shape(self, operand: str) -> tuple:
+        """(rows, data bytes per row, padding bytes) of an operand's LDS tile."""
+        dt = self.problem.a if operand == "a" else self.problem.b
+        tile = self.mt[0] if operand == "a" else self.mt[1]
+        pad = self.lpa if operand == "a" else self.lpb
+        e = DTYPE_INFO[dt].bytes
+        return (tile, self.mt[2] * e, pad) if self.lds_unroll_major(operand) else (self.mt[2], tile * e, pad)
 
     def lds_row_bytes(self, operand: str) -> int:
-        dt = self.problem.a if operand == "a" else self.problem.b
-        pad = self.lpa if operand == "a" else self.lpb
-        return self.mt[2] * DTYPE_INFO[dt].bytes + pad
+        _rows, data, pad = self.lds_shape(operand)
+        return data + pad
+
+    def lds_tile_bytes(self, operand: str) -> int:
+        rows, data, pad = self.lds_shape(operand)
+        if self.lbspp:
+            return rows * data + (rows * data // self.lbspp) * pad
+        return rows * (data + pad)
 
     @property
     def lds_bytes(self) -> int:
-        per_stage = self.mt[0] * self.lds_row_bytes("a") + self.mt[1] * self.lds_row_bytes("b")
-        return self.stages * per_stage
+        return self.stages * (self.lds_tile_bytes("a") + self.lds_tile_bytes("b"))
 
     @property
     def align_a(self) -> int:
@@ -218,14 +281,27 @@ class Solution:
         return max(1, self.vwb // DTYPE_INFO[self.problem.b].bytes)
 
     @property
+    def native_fp8(self) -> bool:
+        """Both operands are fp8 and feed an fp8 matrix instruction (no widening)."""
+        pr = self.problem
+        if not (DTYPE_INFO[pr.a].fp8 and DTYPE_INFO[pr.b].fp8):
+            return False
+        if self.family is Family.MMA:
+            return self.mi[2] == 32
+        if self.family is Family.MFMA:
+            return tuple(self.mi) in ((32, 32, 16), (16, 16, 32))
+        return ARCH_INFO[self.arch].fp8_mma
+
+    @property
     def upcast(self) -> bool:
-        """fp8 operands are widened to f16 in registers before a 16-bit mma."""
-        return self.mi[2] == 16 and (bool(DTYPE_INFO[self.problem.a].fp8) or bool(DTYPE_INFO[self.problem.b].fp8))
+        """fp8 operands are widened to f16/bf16 in registers before a 16-bit matrix instruction."""
+        pr = self.problem
+        return not self.native_fp8 and bool(DTYPE_INFO[pr.a].fp8 or DTYPE_INFO[pr.b].fp8)
 
     @property
     def mma_type(self) -> DType:
         """Operand type the matrix instruction consumes."""
-        if self.mi[2] == 32:
+        if self.native_fp8:
             return self.problem.a
         if self.problem.a == DType.BF16:
             return DType.BF16

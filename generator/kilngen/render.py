@@ -9,11 +9,18 @@ from pathlib import Path
 
 import jinja2
 
-from .model import ARCH_INFO, DTYPE_INFO, LAYOUT_INFO, PARAMS, Arch, DType, Family, Solution, fnv1a64
+from .model import AMD_INFO, ARCH_INFO, DTYPE_INFO, LAYOUT_INFO, PARAMS, Arch, DType, Family, Solution, fnv1a64
 
-# Per family: its kernel template and the file suffix of its sources.
-FAMILY_TEMPLATE = {Family.MMA: "kernel_mma.hip.j2"}
+# Per family: its kernel template.
+FAMILY_TEMPLATE = {Family.MMA: "kernel_mma.hip.j2", Family.MFMA: "kernel_mfma.hip.j2",
+                   Family.WMMA: "kernel_wmma.hip.j2"}
 assert FAMILY_TEMPLATE.keys() == set(Family)
+
+# WMMA op generation (kiln_gemm_wmma.h) per matrix-core ISA of the wmma archs.
+WMMA_GEN = {"rdna3": 11, "rdna4": 12}
+assert {AMD_INFO[a].matrix_isa for a in Arch if ARCH_INFO[a].family is Family.WMMA} == WMMA_GEN.keys()
+
+KILN_REDUCE_THREADS = 256  # kiln_abi.h
 
 DISTANCE_C = {"log_mnk": "KILN_DISTANCE_LOG_MNK", "linear_mnk": "KILN_DISTANCE_LINEAR_MNK"}
 
@@ -39,19 +46,36 @@ class KernelView:
     constants: tuple
     threads: int
     gsu: int
+    lds_bytes: int
+    attrs: str          # AMD: kernel attributes (workgroup size, occupancy target)
+    reduce_attrs: str   # AMD: the split-K reduce kernel's
 
 
 def _cbool(v: bool) -> str:
     return "true" if v else "false"
 
 
+def _op(sol: Solution, ta: str, tb: str) -> str:
+    """The matrix-instruction type of the family's device header."""
+    bf16 = sol.mma_type is DType.BF16
+    if sol.family is Family.MMA:
+        return f"kiln::MmaF8<{ta}, {tb}>" if sol.native_fp8 else "kiln::MmaBF16" if bf16 else "kiln::MmaF16"
+    if sol.family is Family.MFMA:
+        m = sol.mi[0]
+        return f"kiln::MfmaF8<{m}, {ta}, {tb}>" if sol.native_fp8 else f"kiln::Mfma{'BF16' if bf16 else 'F16'}<{m}>"
+    gen = WMMA_GEN[AMD_INFO[sol.arch].matrix_isa]
+    return f"kiln::WmmaF8<{ta}, {tb}>" if sol.native_fp8 else f"kiln::Wmma{'BF16' if bf16 else 'F16'}<{gen}>"
+
+
+def _amd_attrs(threads: int, occ: int) -> str:
+    waves = f", amdgpu_waves_per_eu({occ})" if occ else ""
+    return f"__attribute__((amdgpu_flat_work_group_size({threads}, {threads}){waves}))"
+
+
 def kernel_view(sol: Solution) -> KernelView:
     pr = sol.problem
     ta, tb = DTYPE_INFO[pr.a].device_type, DTYPE_INFO[pr.b].device_type
-    if sol.mi[2] == 32:
-        mma_op = f"kiln::MmaF8<{ta}, {tb}>"
-    else:
-        mma_op = "kiln::MmaBF16" if sol.mma_type is DType.BF16 else "kiln::MmaF16"
+    mma_op = _op(sol, ta, tb)
     constants = (("MT0", sol.mt[0]), ("MT1", sol.mt[1]), ("DU", sol.mt[2]), ("WG0", sol.wg[0]), ("WG1", sol.wg[1]))
     constants += tuple((f.upper(), getattr(sol, f)) for f, _p, n, _d in PARAMS if n == 1)
     return KernelView(
@@ -61,7 +85,8 @@ def kernel_view(sol: Solution) -> KernelView:
         upcast_a=_cbool(sol.upcast and bool(DTYPE_INFO[pr.a].fp8)),
         upcast_b=_cbool(sol.upcast and bool(DTYPE_INFO[pr.b].fp8)),
         b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
-        constants=constants, threads=sol.threads, gsu=sol.gsu)
+        constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
+        attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0))
 
 
 def solution_row(sol: Solution) -> dict:

@@ -17,6 +17,7 @@ import yaml
 
 from .model import (ARCH_INFO, DTYPE_INFO, FAMILY_VENDOR, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout,
                     Problem, Solution, kind_of)
+from .rules import ALLOWED, FAMILY_RULES, _fmt, _or, check, default_mi  # noqa: F401  (ALLOWED..: re-exported)
 
 SCHEMA_VERSION = 1
 DISTANCES = ("log_mnk", "linear_mnk")
@@ -24,15 +25,10 @@ DISTANCES = ("log_mnk", "linear_mnk")
 # Parameter values when neither the entry (its fork/with) nor `defaults` gives one. mt and wg have none; mi's
 # depends on the problem and arch (default_mi).
 BUILTIN_DEFAULTS = {"pgr": 2, "plr": 0, "su": 0, "sus": 0, "sum": 0, "lpa": 0, "lpb": 0, "lxs": 1, "gsu": 1,
-                    "wgm": 8, "vwa": 16, "vwb": 16}
+                    "wgm": 8, "vwa": 16, "vwb": 16, "ldsb": 0, "tlds": 1, "lbspp": 0, "wsgr": 0, "occ": 0}
 REQUIRED_PARAMS = ("mt", "wg")
 assert BUILTIN_DEFAULTS.keys() | set(REQUIRED_PARAMS) | {"mi"} == set(PARAM_FIELDS)
 _PARAM_COUNT = {field: count for field, _prefix, count, _doc in PARAMS}
-
-
-def default_mi(arch: Arch, a: DType, b: DType) -> tuple:
-    both_fp8 = bool(DTYPE_INFO[a].fp8) and bool(DTYPE_INFO[b].fp8)
-    return (16, 8, 32) if both_fp8 and ARCH_INFO[arch].fp8_mma else (16, 8, 16)
 
 
 # Output types each kind may write, given its A type.
@@ -93,15 +89,6 @@ class _Set(NamedTuple):
 
 def _line(node) -> int:
     return node.start_mark.line + 1
-
-
-def _fmt(value) -> str:
-    return "[" + ", ".join(str(v) for v in value) + "]" if isinstance(value, tuple) else str(value)
-
-
-def _or(values) -> str:
-    words = [str(v) for v in values]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _hint(word: str, known) -> str:
@@ -219,153 +206,6 @@ class _Reader:
                 for name, (_key, value) in items.items()}
 
 
-# --- validation rules of a complete solution ----------------------------------------------------------------------
-# A rule returns None when the solution passes, else why it fails; the error goes on the line of the rule's field.
-
-def _pow2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
-def _bytes_of(dt: DType) -> str:
-    n = DTYPE_INFO[dt].bytes
-    return f"{n} byte{'s' if n != 1 else ''} of {dt.value}"
-
-
-def _operands(sol: Solution):
-    """(label, dtype, LDS row bytes before padding) of A and B."""
-    du = sol.mt[2]
-    return (("A", sol.problem.a, du * DTYPE_INFO[sol.problem.a].bytes),
-            ("B", sol.problem.b, du * DTYPE_INFO[sol.problem.b].bytes))
-
-
-def _positive(field):
-    def rule(sol):
-        value = getattr(sol, field)
-        return None if min(value) > 0 else f"{_fmt(value)} must be positive"
-    return rule
-
-
-# The values a scalar parameter may take; su and sus have rules of their own.
-ALLOWED = {"pgr": range(0, 7), "plr": range(0, 2), "sum": range(0, 4), "lpa": range(0, 129, 16),
-           "lpb": range(0, 129, 16), "lxs": range(0, 2), "gsu": range(1, 65), "wgm": range(1, 65),
-           "vwa": (1, 2, 4, 8, 16), "vwb": (1, 2, 4, 8, 16)}
-
-
-def _allowed(field):
-    allowed = ALLOWED[field]
-    if isinstance(allowed, range) and allowed.step > 1:
-        say = f"a multiple of {allowed.step} in {allowed.start}..{allowed[-1]}"
-    elif isinstance(allowed, range) and len(allowed) > 2:
-        say = f"in {allowed.start}..{allowed[-1]}"
-    else:
-        say = _or(allowed)
-
-    def rule(sol):
-        value = getattr(sol, field)
-        return None if value in allowed else f"{value} is not {say}"
-    return rule
-
-
-def _mma_mi(sol):
-    a, b = sol.problem.a, sol.problem.b
-    if sol.mi not in ((16, 8, 16), (16, 8, 32)):
-        return f"{_fmt(sol.mi)} is not an mma shape; use [16, 8, 16] or [16, 8, 32]"
-    if sol.mi[2] == 32 and not (DTYPE_INFO[a].fp8 and DTYPE_INFO[b].fp8):
-        return f"{_fmt(sol.mi)} needs fp8 x fp8 operands; {a.value} x {b.value} takes [16, 8, 16]"
-    if sol.mi[2] == 32 and not ARCH_INFO[sol.arch].fp8_mma:
-        return f"{sol.arch.value} has no fp8 mma; use mi [16, 8, 16] to upcast fp8 to f16"
-
-
-def _mma_warps(sol):
-    warps = sol.wg[0] * sol.wg[1]
-    if warps not in (1, 2, 4, 8, 16):
-        return f"{_fmt(sol.wg)} makes {warps} warps; a workgroup takes 1, 2, 4, 8 or 16"
-
-
-def _mma_tile(dim, what):
-    def rule(sol):
-        tile, warps = sol.mt[dim], sol.wg[dim]
-        if tile % (16 * warps):
-            return f"MT{dim} {tile} must be a multiple of {16 * warps} (16 {what} per warp x wg{dim} {warps})"
-    return rule
-
-
-def _mma_depth(sol):
-    if sol.mt[2] % sol.mi[2]:
-        return f"DepthU {sol.mt[2]} must be a multiple of {sol.mi[2]} (mi k) for {sol.mma_type.value}"
-    for label, dt, row in _operands(sol):
-        if row % 16:
-            return (f"DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row} bytes per {label} row; "
-                    f"rows are copied in 16-byte chunks")
-
-
-def _su(sol):
-    if sol.su < 0 or (sol.su > 0 and not _pow2(sol.su)):
-        return f"{sol.su} must be 0 or a power of two"
-    if sol.su > 0 and sol.sus <= 0:
-        return f"{sol.su} needs sus > 0 (the stagger stride in bytes)"
-
-
-def _sus(sol):
-    row = _operands(sol)[0][2]
-    if sol.sus < 0:
-        return f"{sol.sus} must be >= 0"
-    if sol.sus > 0 and sol.sus % row:
-        return f"{sol.sus} must be a multiple of {row} (DepthU {sol.mt[2]} x {_bytes_of(sol.problem.a)})"
-
-
-def _lxs(sol):
-    if sol.lxs == 1 and (sol.lpa or sol.lpb):
-        return f"1 needs lpa = lpb = 0 (the swizzle replaces padding); got lpa {sol.lpa}, lpb {sol.lpb}"
-    for label, dt, row in _operands(sol) if sol.lxs == 1 else ():
-        if not _pow2(row):
-            return f"1 needs power-of-two LDS rows; {label} rows are DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row}"
-
-
-def _vector(field, operand):
-    def rule(sol):
-        value = getattr(sol, field)
-        dt = sol.problem.a if operand == "a" else sol.problem.b
-        if value < DTYPE_INFO[dt].bytes:
-            return f"{value} is narrower than one {dt.value} element ({DTYPE_INFO[dt].bytes} bytes)"
-        if operand == "b" and sol.problem.b_prepacked and value != 16:
-            return f"{value} must be 16 for mixed_w8 (prepacked B is read in 16-byte vectors)"
-    return rule
-
-
-def _lds_fits(sol):
-    limit = ARCH_INFO[sol.arch].lds_limit
-    if sol.lds_bytes > limit:
-        return (f"{_fmt(sol.mt)} with {sol.stages} stages needs {sol.lds_bytes} bytes of LDS; "
-                f"{sol.arch.value} allows {limit}")
-
-
-_SHAPE_RULES = (("wg", _positive("wg")), ("mi", _positive("mi")), ("mt", _positive("mt")))
-
-FAMILY_RULES = {
-    Family.MMA: (("mi", _mma_mi), ("wg", _mma_warps), ("mt", _mma_tile(0, "rows")), ("mt", _mma_tile(1, "columns")),
-                 ("mt", _mma_depth)),
-}
-assert FAMILY_RULES.keys() == set(Family)
-
-_PARAM_RULES = (
-    ("pgr", _allowed("pgr")), ("plr", _allowed("plr")), ("su", _su), ("sus", _sus), ("sum", _allowed("sum")),
-    ("lpa", _allowed("lpa")), ("lpb", _allowed("lpb")), ("lxs", _allowed("lxs")), ("lxs", _lxs),
-    ("gsu", _allowed("gsu")), ("wgm", _allowed("wgm")), ("vwa", _allowed("vwa")), ("vwa", _vector("vwa", "a")),
-    ("vwb", _allowed("vwb")), ("vwb", _vector("vwb", "b")), ("mt", _lds_fits),
-)
-assert {field for field, _rule in _PARAM_RULES} >= ALLOWED.keys()
-
-
-def check(sol: Solution) -> Optional[tuple]:
-    """The first rule a solution breaks, as (field, why), or None when it is valid."""
-    for field, rule in _SHAPE_RULES + FAMILY_RULES[sol.family] + _PARAM_RULES:
-        why = rule(sol)
-        if why:
-            return field, why
-    return None
-
-
 # --- the file -----------------------------------------------------------------------------------------------------
 
 _TOP_KEYS = ("schema", "arch", "family", "problem", "defaults", "solutions", "selection", "ci")
@@ -479,7 +319,7 @@ def _solution(r: _Reader, arch: Arch, family: Family, problem: Problem, entry: _
     for field in PARAM_FIELDS:
         setting = entry.given.get(field) or defaults.get(field)
         if setting is None:
-            value = default_mi(arch, problem.a, problem.b) if field == "mi" else BUILTIN_DEFAULTS[field]
+            value = default_mi(arch, problem.a, problem.b, family) if field == "mi" else BUILTIN_DEFAULTS[field]
             setting = _Set(value, entry.line)
             defaulted.add(field)
         values[field], lines[field] = setting
@@ -555,6 +395,10 @@ def _parse(r: _Reader, doc) -> SolutionFile:
     if FAMILY_VENDOR[family] != ARCH_INFO[arch].vendor:
         r.fail(family_node, "family", f"family {family.value} is {FAMILY_VENDOR[family].value}'s; "
                                       f"arch {arch.value} is {ARCH_INFO[arch].vendor.value}")
+    if ARCH_INFO[arch].family is not family:
+        runs_on = [a.value for a in Arch if ARCH_INFO[a].family is family]
+        r.fail(family_node, "family", f"family {family.value} is for {_or(runs_on)}; arch {arch.value} takes "
+                                      f"{ARCH_INFO[arch].family.value}")
     problems = _problems(r, top["problem"][1], arch)
     defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
     entries = _entries(r, top["solutions"][1], defaults)

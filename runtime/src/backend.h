@@ -2,9 +2,8 @@
  * a handle to the first that finds a device. A backend knows nothing of kiln's tables: it loads images, resolves
  * symbols and launches; the per-handle kernel cache and its lock live in kiln.c.
  *
- * Written: CUDA (backend_cuda.c, libcuda loaded with dlopen). A HIP backend (libamdhip64: hipModuleLoadData,
- * hipModuleGetFunction, hipModuleLaunchKernel, gfx arch from hipDeviceProp_t.gcnArchName) implements the same struct
- * and is added to BACKENDS. */
+ * Written: CUDA (backend_cuda.c, libcuda loaded with dlopen) and HIP (backend_hip.c, libamdhip64 loaded with dlopen:
+ * hipModuleLoadData, hipModuleGetFunction, hipModuleLaunchKernel, gfx arch from gcnArchName), probed in that order. */
 #ifndef KILN_BACKEND_H
 #define KILN_BACKEND_H
 
@@ -43,6 +42,10 @@ typedef struct kiln_backend {
 } kiln_backend;
 
 extern const kiln_backend kiln_backend_cuda;
+extern const kiln_backend kiln_backend_hip;
+
+/* Why the HIP backend's last open on this thread found no device ("" after a successful open). */
+const char *kiln_hip_no_device_reason(void);
 
 /* kiln_create over one given backend instead of probing (tests pass a fake one); NULL: a handle without a device. */
 kiln_status kiln_create_with_backend(kiln_handle *out, const kiln_backend *backend);

@@ -4,8 +4,8 @@
 
 #include "handle.h"
 
-/* Backends probed by kiln_create, in order (a HIP backend goes here: see backend.h). */
-static const kiln_backend *const BACKENDS[] = {&kiln_backend_cuda};
+/* Backends probed by kiln_create, in order: a CUDA device first, else an AMD one. */
+static const kiln_backend *const BACKENDS[] = {&kiln_backend_cuda, &kiln_backend_hip};
 
 static const char *const STATUS_TEXT[] = {
     [KILN_STATUS_SUCCESS] = "success",

@@ -31,7 +31,7 @@ KILN_DEVICE float load_any(const void *p, int type, int64_t i) {
 KILN_DEVICE float activate(float v, int act) {
     if (act == ACT_RELU) return v > 0.f ? v : 0.f;
     if (act == ACT_GELU) return 0.5f * v * (1.f + fast_erf(v * 0.70710678118654752f));
-    if (act == ACT_SILU) return v / (1.f + fast_exp(-v));
+    if (act == ACT_SILU) return fast_div(v, 1.f + fast_exp(-v));
     return v;
 }
 

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from kilngen.model import (ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, FAMILY_VENDOR, LAYOUT_INFO, PARAM_FIELDS, PARAMS,
-                           Arch, DType, Family, Kind, Layout, NameError_, Problem, Solution, Vendor, as_dict, decode,
-                           fnv1a64, kind_of)
+from kilngen.model import (AMD_INFO, ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, FAMILY_VENDOR, FAMILY_WAVE, LAYOUT_INFO,
+                           PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, NameError_, Problem, Solution, Vendor,
+                           as_dict, decode, fnv1a64, kind_of)
 
 FP8 = {DType.E4M3, DType.E5M2, DType.E4M3FNUZ, DType.E5M2FNUZ}
 HALF = {DType.F16, DType.BF16}
@@ -44,11 +44,11 @@ def golden():
     return Solution(arch=Arch.SM90, family=Family.MMA,
                     problem=Problem(Kind.FP8_SCALED, DType.E4M3, DType.E4M3, DType.BF16, Layout.TN),
                     mt=(128, 256, 128), wg=(2, 4), mi=(16, 8, 32), pgr=4, plr=0, su=32, sus=256, sum=0, lpa=0,
-                    lpb=0, lxs=1, gsu=1, wgm=8, vwa=16, vwb=16)
+                    lpb=0, lxs=1, gsu=1, wgm=8, vwa=16, vwb=16, ldsb=0, tlds=1, lbspp=0, wsgr=0, occ=0)
 
 
 GOLDEN_NAME = ("Cijk_Alik_Bljk_F8F8B_MT128x256x128_WG2x4_MI16x8x32_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_LXS1_GSU1_"
-               "WGM8_VWA16_VWB16_MMA_SM90")
+               "WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_MMA_SM90")
 
 
 # --- names ---------------------------------------------------------------------------------------------------------
@@ -61,14 +61,20 @@ def test_golden_names_of_other_kinds():
     mixed = dataclasses.replace(golden(), arch=Arch.SM89, mi=(16, 8, 16), problem=Problem(
         Kind.MIXED_W8, DType.BF16, DType.E5M2, DType.BF16, Layout.TN))
     assert mixed.name == ("Cijk_Alik_Bljk_BB8BP_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_"
-                          "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_MMA_SM89")
+                          "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_MMA_SM89")
     gemm = dataclasses.replace(golden(), arch=Arch.SM80, mi=(16, 8, 16), gsu=4, problem=Problem(
         Kind.GEMM, DType.F16, DType.F16, DType.F32, Layout.NN))
     assert gemm.name == ("Cijk_Alik_Bjlk_HHS_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_"
-                         "LXS1_GSU4_WGM8_VWA16_VWB16_MMA_SM80")
-    fnuz = dataclasses.replace(golden(), arch=Arch.GFX942, problem=Problem(
-        Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN))
-    assert fnuz.name.startswith("Cijk_Alik_Bljk_F8NB8NH_") and fnuz.name.endswith("_MMA_GFX942")
+                         "LXS1_GSU4_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_MMA_SM80")
+    fnuz = dataclasses.replace(golden(), arch=Arch.GFX942, family=Family.MFMA, mi=(32, 32, 16), pgr=2, ldsb=1, occ=2,
+                               problem=Problem(Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN))
+    assert fnuz.name == ("Cijk_Alik_Bljk_F8NB8NH_MT128x256x128_WG2x4_MI32x32x16_PGR2_PLR0_SU32_SUS256_SUM0_LPA0_"
+                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB1_TLDS1_LBSPP0_WSGR0_OCC2_MFMA_GFX942")
+    wmma = dataclasses.replace(golden(), arch=Arch.GFX1151, family=Family.WMMA, mi=(16, 16, 16), tlds=1, wsgr=1,
+                               problem=Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN))
+    assert wmma.name == ("Cijk_Alik_Bljk_HF8HP_MT128x256x128_WG2x4_MI16x16x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_"
+                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR1_OCC0_WMMA_GFX1151")
+    assert decode(fnuz.name) == fnuz and decode(wmma.name) == wmma
 
 
 def test_decode_golden():
@@ -126,7 +132,11 @@ BAD_NAMES = [
     (GOLDEN_NAME.replace("PGR4", "PGR04"), "not in canonical form (re-encodes as"),
     (GOLDEN_NAME.replace("_MMA_", "_Mma_"), "not in canonical form"),
     (GOLDEN_NAME.replace("SM90", "sm90"), "not in canonical form"),
-    (GOLDEN_NAME.replace("_MMA_", "_WMMA_"), "'wmma' is not a valid Family"),
+    (GOLDEN_NAME.replace("_MMA_", "_XMMA_"), "'xmma' is not a valid Family"),
+    (GOLDEN_NAME.replace("_MMA_", "_Wmma_"), "not in canonical form"),
+    (GOLDEN_NAME.replace("_OCC0_", "_OC0_"), "expected OCC... got OC0"),
+    (GOLDEN_NAME.replace("_LDSB0_", "_LDS0_"), "expected LDSB... got LDS0"),
+    (GOLDEN_NAME.replace("_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_", "_"), "too few tokens"),  # a name from before mfma/wmma
     (GOLDEN_NAME.replace("SM90", "SM100"), "'sm100' is not a valid Arch"),
     (GOLDEN_NAME + "_X", "expected family and arch at the end"),
     (GOLDEN_NAME.replace("_MMA_SM90", "_MMA"), "too few tokens"),
@@ -155,6 +165,10 @@ def test_every_enum_member_is_in_every_table():
     assert ARCH_INFO.keys() == set(Arch)
     assert LAYOUT_INFO.keys() == set(Layout)
     assert FAMILY_VENDOR.keys() == set(Family)
+    assert FAMILY_WAVE.keys() == set(Family)
+    assert AMD_INFO.keys() == {a for a in Arch if ARCH_INFO[a].vendor is Vendor.AMD}
+    assert {info.family for info in ARCH_INFO.values()} == set(Family)
+    assert all(FAMILY_VENDOR[info.family] is info.vendor for info in ARCH_INFO.values())
     assert set(FAMILY_VENDOR.values()) <= set(Vendor)
     assert {info.vendor for info in ARCH_INFO.values()} == set(Vendor)
 
@@ -214,6 +228,24 @@ def test_derived_quantities():
     assert not sol.upcast and sol.mma_type is DType.E4M3
 
 
+def test_derived_quantities_of_the_amd_families():
+    mfma = dataclasses.replace(golden(), arch=Arch.GFX942, family=Family.MFMA, mi=(32, 32, 16), pgr=1, su=0, sus=0,
+                               problem=Problem(Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E4M3FNUZ, DType.BF16, Layout.TN))
+    assert mfma.wave == 64 and mfma.threads == 64 * 8 and mfma.stages == 2
+    assert mfma.native_fp8 and not mfma.upcast and mfma.lds_bytes == 2 * (128 + 256) * 128
+    assert dataclasses.replace(mfma, ldsb=1).stages == 1 and dataclasses.replace(mfma, pgr=0).stages == 1
+    widened = dataclasses.replace(mfma, mi=(32, 32, 8))
+    assert not widened.native_fp8 and widened.upcast and widened.mma_type is DType.F16
+    wmma = dataclasses.replace(golden(), arch=Arch.GFX1151, family=Family.WMMA, mi=(16, 16, 16), pgr=2)
+    assert wmma.wave == 32 and wmma.threads == 256 and not wmma.native_fp8 and wmma.mma_type is DType.F16
+    assert dataclasses.replace(wmma, arch=Arch.GFX1201).native_fp8
+    nn = dataclasses.replace(mfma, mi=(32, 32, 8), tlds=0, lpa=16, lpb=32,
+                             problem=Problem(Kind.GEMM, DType.F16, DType.F16, DType.F16, Layout.NN))
+    assert nn.lds_shape("a") == (128, 256, 16) and nn.lds_shape("b") == (128, 512, 32)
+    assert not nn.lds_unroll_major("a") and not nn.lds_unroll_major("b")
+    assert nn.lds_bytes == 2 * (128 * (256 + 16) + 128 * (512 + 32))
+
+
 # --- hashing -------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text,value", [
@@ -227,4 +259,4 @@ def test_fnv1a64_known_values(text, value):
 
 def test_fnv1a64_of_golden_name_is_stable():
     # The runtime's tables carry this hash; it must not change while the name does not.
-    assert fnv1a64(GOLDEN_NAME) == 0xE82518A47025E8BC
+    assert fnv1a64(GOLDEN_NAME) == 0x0F76AAE1268AC557

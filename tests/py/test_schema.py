@@ -159,7 +159,8 @@ def test_load_tree_sorted_and_duplicates_across_files(tmp_path):
         load_tree(tmp_path)
     assert str(info.value) == ("solutions/sm90/c.yaml:6: solutions: kernel "
                                "Cijk_Alik_Bljk_BF8HP_MT128x128x64_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_"
-                               "LXS1_GSU1_WGM8_VWA16_VWB16_MMA_SM90 is also defined in solutions/sm90/b.yaml:6")
+                               "LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_MMA_SM90 is also defined in "
+                               "solutions/sm90/b.yaml:6")
 
 
 def test_arch_must_match_its_folder(tmp_path):
@@ -174,22 +175,89 @@ def test_arch_must_match_its_folder(tmp_path):
     ("gfx1201", "e4m3fnuz", "e4m3fnuz is an FNUZ fp8 format; gfx1201 takes OCP e4m3/e5m2 only"),
     ("gfx1151", "e5m2fnuz", "e5m2fnuz is an FNUZ fp8 format; gfx1151 takes OCP e4m3/e5m2 only"),
 ])
-def test_fp8_formats_on_amd(tmp_path, monkeypatch, arch, dtype, message):
-    # No AMD family exists yet; let mma pose as one so the file gets as far as its problem.
-    monkeypatch.setitem(schema.FAMILY_VENDOR, Family.MMA, Vendor.AMD)
-    text = FP8.replace("arch: sm90", f"arch: {arch}").replace("a: [e4m3, e5m2]", f"a: {dtype}")
+def test_fp8_formats_on_amd(tmp_path, arch, dtype, message):
+    family = ARCH_INFO[Arch(arch)].family.value
+    text = (FP8.replace("arch: sm90", f"arch: {arch}").replace("family: mma", f"family: {family}")
+            .replace("a: [e4m3, e5m2]", f"a: {dtype}"))
     with pytest.raises(SchemaError) as info:
         load_file(write(tmp_path, "x.yaml", text), tmp_path)
     assert str(info.value) == f"x.yaml:5: problem.a: {message}"
 
 
-def test_fnuz_loads_on_gfx942_once_a_family_speaks_amd(tmp_path, monkeypatch):
-    monkeypatch.setitem(schema.FAMILY_VENDOR, Family.MMA, Vendor.AMD)
-    text = mixed("gfx942").replace("kind: mixed_w8, a: [f16, bf16], b: e4m3", "a: e4m3fnuz, b: e5m2fnuz")
+def amd(arch, family, problem, solutions, defaults="{}"):
+    return f"""\
+        schema: 1
+        arch: {arch}
+        family: {family}
+        problem: {problem}
+        defaults: {defaults}
+        solutions:
+          - {solutions}
+        selection: {{distance: log_mnk, fallback: 0}}
+    """
+
+
+def test_fnuz_fp8_mfma_on_gfx942(tmp_path):
+    text = amd("gfx942", "mfma", "{a: e4m3fnuz, b: e5m2fnuz, d: f16, layout: TN}", "{mt: [128, 128, 64], wg: [2, 2]}")
     sf = load_file(write(tmp_path, "x.yaml", text), tmp_path)
+    sol = sf.solutions[0]
     assert sf.problems == (Problem(Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN),)
-    assert sf.solutions[0].mi == (16, 8, 32)
-    assert sf.solutions[0].lds_bytes <= ARCH_INFO[Arch.GFX942].lds_limit
+    assert sol.mi == (32, 32, 16) and sol.native_fp8 and not sol.upcast and sol.threads == 256
+    assert sol.lds_bytes == 2 * 2 * 128 * 64 <= ARCH_INFO[Arch.GFX942].lds_limit
+    assert sol.name.endswith("_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_MFMA_GFX942")
+
+
+@pytest.mark.parametrize("arch,family,a,b,mi,native", [
+    ("gfx942", "mfma", "e4m3fnuz", "e4m3fnuz", (32, 32, 16), True),
+    ("gfx90a", "mfma", "e4m3fnuz", "e5m2fnuz", (32, 32, 8), False),   # no fp8 MFMA: widened to f16
+    ("gfx942", "mfma", "f16", "e4m3fnuz", (32, 32, 8), False),        # mixed_w8
+    ("gfx1201", "wmma", "e5m2", "e4m3", (16, 16, 16), True),
+    ("gfx1151", "wmma", "e4m3", "e4m3", (16, 16, 16), False),         # no fp8 WMMA: widened
+    ("gfx1151", "wmma", "bf16", "e5m2", (16, 16, 16), False),
+])
+def test_amd_default_mi_and_widening(tmp_path, arch, family, a, b, mi, native):
+    kind = "mixed_w8" if a in ("f16", "bf16") else "fp8_scaled"
+    d = a if kind == "mixed_w8" else "bf16"
+    text = amd(arch, family, f"{{kind: {kind}, a: {a}, b: {b}, d: {d}, layout: TN}}", "{mt: [64, 64, 64], wg: [2, 2]}")
+    sol = load_file(write(tmp_path, "x.yaml", text), tmp_path).solutions[0]
+    assert sol.mi == mi and sol.native_fp8 is native and sol.upcast is not native
+    assert sol.mma_type.value == (a if native else "bf16" if a == "bf16" else "f16")
+
+
+def test_amd_lds_layouts(tmp_path):
+    """Two LDS buffers behind the VGPR prefetch, one without it or with 1LDSBuffer; TransposeLDS 0 stores K-major
+    operands as DepthU rows; LdsBlockSizePerPad pads per block instead of per row."""
+    text = amd("gfx942", "mfma", "{a: f16, b: f16, d: f16, layout: [TN, NN]}", "{mt: [128, 64, 32], wg: [2, 2]}",
+               "{lxs: 0}")
+    tn, nn = load_file(write(tmp_path, "x.yaml", text), tmp_path).solutions
+    assert tn.stages == 2 and tn.lds_bytes == 2 * (128 + 64) * 32 * 2
+    assert dataclasses.replace(tn, pgr=0).stages == 1 and dataclasses.replace(tn, ldsb=1).stages == 1
+    assert tn.lds_shape("a") == (128, 64, 0) and nn.lds_shape("b") == (32, 128, 0)
+    t0 = dataclasses.replace(tn, tlds=0, lpa=16)
+    assert t0.lds_shape("a") == (32, 256, 16) and t0.lds_tile_bytes("a") == 32 * (256 + 16)
+    blocks = dataclasses.replace(tn, lpa=16, lbspp=256)
+    assert blocks.lds_tile_bytes("a") == 128 * 64 + (128 * 64 // 256) * 16
+    assert schema.check(dataclasses.replace(tn, ldsb=1)) is None
+
+
+def test_mma_takes_only_the_defaults_of_the_amd_parameters(fp8):
+    sol = fp8.solutions[0]
+    assert (sol.ldsb, sol.tlds, sol.lbspp, sol.wsgr, sol.occ) == (0, 1, 0, 0, 0)
+    for field, value in (("ldsb", 1), ("tlds", 0), ("lbspp", 128), ("wsgr", 1), ("occ", 2)):
+        field_, why = schema.check(dataclasses.replace(sol, **{field: value}))
+        assert field_ == field and why.startswith("mma family ") and why.endswith(f"{field} must be "
+                                                                                    f"{getattr(sol, field)}")
+
+
+def test_committed_amd_solutions_cover_every_amd_arch():
+    files = load_tree(REPO)
+    archs = {sf.arch for sf in files if ARCH_INFO[sf.arch].vendor is Vendor.AMD}
+    assert archs == {a for a in Arch if ARCH_INFO[a].vendor is Vendor.AMD}
+    kinds = {(sf.arch, p.kind) for sf in files for p in sf.problems}
+    for arch in archs:
+        assert {(arch, k) for k in Kind} <= kinds, arch
+    assert all(sf.ci < frozenset(range(len(sf.lines))) or len(sf.lines) == 1 for sf in files
+               if ARCH_INFO[sf.arch].vendor is Vendor.AMD), "every AMD file names a ci subset"
 
 
 def test_gemm_takes_both_layouts(tmp_path):

@@ -1,0 +1,207 @@
+// Runs one generated AMD kernel on the CPU (amd_emu.h) and checks every element of D against a float64 reference.
+// Built per kernel by tests/py/test_amd_emulation.py:
+//   clang++-19 -std=c++20 -D__gfxNNN__ -DKILN_EMU_KERNEL_FILE='"<kernel>.hip"' -DKILN_EMU_KERNEL=<kernel> ...
+// Usage: emulate M N K BATCH ACT(0..3) EPILOGUE(0: alpha only, 1: C + bias + vector scales) SEED
+// Prints "max_rel_l2 <value>"; exits 1 when an element is NaN, unwritten, or written outside D, or the error is large.
+#include "amd_emu.h"
+
+#include KILN_EMU_KERNEL_FILE
+
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+extern "C" uint8_t kiln_f32_to_fp8(kiln_dtype t, float x, int saturate);  // runtime/src/fp8.c
+
+namespace kiln {
+alignas(16) uint8_t kiln_amd_lds[65536];  // the launch's dynamic LDS (one workgroup runs at a time)
+}
+
+#define KILN_EMU_CAT2(a, b) a##b
+#define KILN_EMU_CAT(a, b) KILN_EMU_CAT2(a, b)
+
+namespace {
+
+template <class T> struct Ty;
+template <> struct Ty<kiln_f16> { static constexpr int dtype = KILN_DTYPE_F16; };
+template <> struct Ty<kiln_bf16> { static constexpr int dtype = KILN_DTYPE_BF16; };
+template <> struct Ty<float> { static constexpr int dtype = KILN_DTYPE_F32; };
+template <> struct Ty<kiln_e4m3> { static constexpr int dtype = KILN_DTYPE_E4M3; };
+template <> struct Ty<kiln_e5m2> { static constexpr int dtype = KILN_DTYPE_E5M2; };
+template <> struct Ty<kiln_e4m3fnuz> { static constexpr int dtype = KILN_DTYPE_E4M3FNUZ; };
+template <> struct Ty<kiln_e5m2fnuz> { static constexpr int dtype = KILN_DTYPE_E5M2FNUZ; };
+
+template <class T> float value(const T &x) {
+    if constexpr (sizeof(T) == 1) return kiln_fp8_to_f32(Ty<T>::dtype, x.bits);
+    else return (float)x;
+}
+
+// A random element: normal values, scaled by 2^-8 .. 2^2 so fp8 subnormals and large codes occur and sums of products
+// stay inside the f16 range.
+template <class T> T random_element(std::mt19937 &rng) {
+    std::normal_distribution<float> d(0.f, 1.f);
+    const float x = std::ldexp(d(rng), (int)(rng() % 11) - 8);
+    if constexpr (sizeof(T) == 1) return T{kiln_f32_to_fp8((kiln_dtype)Ty<T>::dtype, x, 1)};
+    else return (T)x;
+}
+
+}  // namespace
+
+// libgcc 12 has no float -> bf16 conversion for the host compiler's __bf16: round to nearest even, as the GPU does.
+extern "C" __bf16 __truncsfbf2(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    const uint16_t h = std::isnan(x) ? (uint16_t)((u >> 16) | 0x40) : (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+    __bf16 out;
+    std::memcpy(&out, &h, 2);
+    return out;
+}
+
+namespace {
+
+struct Launch {
+    int threads, wave;
+};
+
+template <class F> void run_workgroup(F kernel, const kiln_gemm_params &p, Launch l, int bx, int bz) {
+    static emu::Workgroup w;
+    std::barrier<> all(l.threads);
+    std::vector<std::unique_ptr<std::barrier<>>> waves;
+    for (int i = 0; i < l.threads / l.wave; ++i) {
+        waves.push_back(std::make_unique<std::barrier<>>(l.wave));
+        w.wave[i] = waves.back().get();
+    }
+    w.all = &all;
+    w.wave_size = l.wave;
+    w.waves = l.threads / l.wave;
+    std::memset(kiln::kiln_amd_lds, 0xFF, sizeof kiln::kiln_amd_lds);  // stale LDS reads as NaN
+    std::vector<std::thread> ts;
+    for (int t = 0; t < l.threads; ++t)
+        ts.emplace_back([&, t] {
+            emu::tid = t, emu::bid_x = bx, emu::bid_z = bz, emu::wg = &w;
+            kernel(p);
+        });
+    for (auto &t : ts) t.join();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    using C = Config;
+    using TA = C::TA;
+    using TB = C::TB;
+    using TD = C::TD;
+    if (argc != 8) {
+        std::fprintf(stderr, "usage: %s M N K BATCH ACT EPILOGUE SEED\n", argv[0]);
+        return 2;
+    }
+    const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]), batch = std::atoi(argv[4]);
+    const int act = std::atoi(argv[5]), full = std::atoi(argv[6]);
+    std::mt19937 rng((unsigned)std::atoi(argv[7]));
+    const int wave = C::Op::WAVE, threads = wave * C::WG0 * C::WG1;
+    const bool fp8_inputs = sizeof(TA) == 1 || sizeof(TB) == 1;
+
+    // Operands with padded leading dimensions (multiples of 16 elements satisfy every alignment).
+    const int64_t lda = (k + 15) / 16 * 16 + 16, kp = (k + 15) / 16 * 16;
+    const int64_t ldb = C::B_PACKED ? kp : C::B_KMAJOR ? lda : (n + 15) / 16 * 16 + 16;
+    const int64_t ldd = n + 5, ldc = n + 3;
+    const int64_t sa_ = m * lda, sb_ = C::B_KMAJOR ? n * ldb : k * ldb, sc_ = m * ldc, sd_ = m * ldd;
+    std::vector<TA> a(batch * sa_);
+    std::vector<TB> b(batch * sb_), packed(C::B_PACKED ? batch * sb_ : 0);
+    std::vector<double> av(batch * m * k), bv(batch * k * n);  // values, [batch][m][k] and [batch][k][n]
+    for (int z = 0; z < batch; ++z)
+        for (int i = 0; i < m; ++i)
+            for (int kk = 0; kk < k; ++kk) {
+                TA x = random_element<TA>(rng);
+                a[z * sa_ + i * lda + kk] = x;
+                av[(z * m + i) * k + kk] = value(x);
+            }
+    std::vector<TB> logical(C::B_PACKED ? (size_t)n * k : 0);
+    for (int z = 0; z < batch; ++z) {
+        for (int kk = 0; kk < k; ++kk)
+            for (int j = 0; j < n; ++j) {
+                TB x = random_element<TB>(rng);
+                if constexpr (C::B_PACKED) logical[(size_t)j * k + kk] = x;
+                else b[z * sb_ + (C::B_KMAJOR ? j * ldb + kk : kk * ldb + j)] = x;
+                bv[(z * k + kk) * n + j] = value(x);
+            }
+        if constexpr (C::B_PACKED) {  // kiln_prepack_b, the runtime's: B [n][k] -> [n][kp] with the K permutation
+            if (kiln_prepack_b((const uint8_t *)logical.data(), KILN_LAYOUT_TN, n, k, k,
+                               (uint8_t *)packed.data() + z * sb_, (size_t)sb_) != KILN_STATUS_SUCCESS)
+                return 2;
+        }
+    }
+    std::vector<TD> c(batch * sc_), d(batch * sd_);
+    std::vector<float> scale_a(m), scale_b(n), bias(n);
+    std::uniform_real_distribution<float> u(0.5f, 2.f);
+    for (auto &x : scale_a) x = u(rng);
+    for (auto &x : scale_b) x = u(rng);
+    for (auto &x : bias) x = u(rng) - 1.25f;
+    for (auto &x : c) x = random_element<TD>(rng);
+    const float nan = std::nanf("");
+    for (auto &x : d) x = (TD)nan;
+
+    kiln_gemm_params p;
+    std::memset(&p, 0, sizeof p);
+    p.a = a.data();
+    p.b = C::B_PACKED ? (const void *)packed.data() : (const void *)b.data();
+    p.c = full ? c.data() : nullptr;
+    p.d = d.data();
+    p.lda = lda, p.ldb = ldb, p.ldc = ldc, p.ldd = ldd;
+    p.stride_a = sa_, p.stride_b = sb_, p.stride_c = sc_, p.stride_d = sd_;
+    p.m = m, p.n = n, p.k = k, p.batch = batch;
+    p.tiles_m = (m + C::MT0 - 1) / C::MT0, p.tiles_n = (n + C::MT1 - 1) / C::MT1;
+    const int kb = C::B_PACKED ? (int)kp : k, k_tiles = (kb + C::DU - 1) / C::DU;
+    p.k_tiles_per_split = (k_tiles + C::GSU - 1) / C::GSU;
+    p.scale_a_mode = full ? KILN_SCALE_VECTOR : KILN_SCALE_NONE;
+    p.scale_b_mode = full ? KILN_SCALE_VECTOR : KILN_SCALE_NONE;
+    p.scale_a = full ? scale_a.data() : nullptr;
+    p.scale_b = full ? scale_b.data() : nullptr;
+    p.bias = full ? bias.data() : nullptr;
+    p.bias_type = KILN_DTYPE_F32;
+    p.activation = act;
+    p.has_c = full;
+    p.alpha = 0.75f, p.beta = full ? 0.5f : 0.f;
+    std::vector<float> workspace(C::GSU > 1 ? (size_t)C::GSU * batch * m * n : 0, nan);
+    p.workspace = C::GSU > 1 ? workspace.data() : nullptr;
+
+    for (int z = 0; z < batch * C::GSU; ++z)
+        for (int x = 0; x < p.tiles_m * p.tiles_n; ++x)
+            run_workgroup(KILN_EMU_KERNEL, p, {threads, wave}, x, z);
+#if KILN_EMU_GSU > 1
+    for (int z = 0; z < batch; ++z)
+        for (int x = 0; x < (m * n + KILN_REDUCE_THREADS - 1) / KILN_REDUCE_THREADS; ++x)
+            run_workgroup(KILN_EMU_CAT(KILN_EMU_KERNEL, _reduce), p, {KILN_REDUCE_THREADS, wave}, x, z);
+#endif
+
+    double worst = 0;
+    for (int z = 0; z < batch; ++z) {
+        double num = 0, den = 0;
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < ldd; ++j) {
+                const float got = (float)d[z * sd_ + i * ldd + j];
+                if (j >= n) {  // the padding of D must stay untouched
+                    if (!std::isnan(got)) return std::fprintf(stderr, "wrote D[%d][%d] outside n\n", i, j), 1;
+                    continue;
+                }
+                double acc = 0;
+                for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
+                double v = acc * p.alpha;
+                if (full) v = v * scale_a[i] * scale_b[j] + p.beta * (double)(float)c[z * sc_ + i * ldc + j] + bias[j];
+                if (act == 1) v = v > 0 ? v : 0;
+                if (act == 2) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+                if (act == 3) v = v / (1 + std::exp(-v));
+                if (std::isnan(got))
+                    return std::fprintf(stderr, "D[%d][%d][%d] is NaN (unwritten or poisoned)\n", z, i, j), 1;
+                num += (got - v) * (got - v);
+                den += v * v;
+            }
+        worst = std::max(worst, std::sqrt(num / (den > 0 ? den : 1)));
+    }
+    std::printf("max_rel_l2 %.3g\n", worst);
+    const double tol = fp8_inputs ? 1e-2 : 4e-3;
+    return worst <= tol ? 0 : 1;
+}

@@ -1,0 +1,93 @@
+"""The AMD kernels run on the CPU: each generated kernel source compiles for the host with tests/emu/amd_emu.h (AMD
+builtins -> an emulator of the MFMA/WMMA lane layouts as the ISA documents give them, one OS thread per work-item,
+real workgroup barriers, a lagging wave to expose missing ones) and must match a float64 reference on every element of
+three problems: odd sizes with a K tail, batch 2, C, bias, per-row/column scales and GELU; M = 1 and K = one DepthU;
+two tiles of M with SiLU. Prepacked B comes from the runtime's kiln_prepack_b.
+
+CI emulates every params.yaml variant and the first and fallback solution of every AMD solution file;
+KILN_EMU_ALL=1 emulates every AMD kernel."""
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kilngen.model import ARCH_INFO, Vendor, decode
+
+REPO = Path(__file__).resolve().parents[2]
+CXX = shutil.which("clang++-19")
+CC = shutil.which("clang-19")
+pytestmark = pytest.mark.skipif(not (CXX and CC), reason="clang-19 not installed (.ci/deps.sh installs it)")
+
+
+def selected() -> list:
+    from kilngen.schema import load_tree
+    names = []
+    for sf in load_tree(REPO):
+        if ARCH_INFO[sf.arch].vendor is not Vendor.AMD:
+            continue
+        for li, logic in enumerate(sf.logics):
+            for i, sol in enumerate(logic.solutions):
+                every = os.environ.get("KILN_EMU_ALL") or sf.source.endswith("/params.yaml")
+                if every or (li == 0 and i in (0, logic.fallback)):
+                    names.append(sol.name)
+    return sorted(set(names))
+
+
+KERNELS = selected() if CXX else []
+
+
+def shapes(name: str) -> list:
+    mt0, mt1, du = decode(name).mt
+    return [(mt0 + 37, mt1 + 19, 3 * du + 26, 2, 2, 1, 11), (1, 7, du, 1, 0, 0, 5), (2 * mt0, mt1, 4 * du, 1, 3, 1, 3)]
+
+
+def build_and_run(name: str, objects: list, out: Path) -> str:
+    sol = decode(name)
+    source = REPO / "generated" / sol.arch.value / f"{name}.hip"
+    exe = out / name
+    cmd = [CXX, "-std=c++20", "-O1", "-w", f"-D__{sol.arch.value}__", f"-DKILN_EMU_GSU={sol.gsu}",
+           f'-DKILN_EMU_KERNEL_FILE="{source}"', f"-DKILN_EMU_KERNEL={name}", "-I", str(REPO / "tests" / "emu"),
+           "-I", str(REPO / "templates" / "device"), "-I", str(REPO / "runtime" / "include"),
+           str(REPO / "tests" / "emu" / "emulate.cpp"), *objects, "-lpthread", "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        return f"compile failed: {proc.stderr[-2000:]}"
+    report = []
+    for shape in shapes(name):
+        run = subprocess.run([str(exe), *map(str, shape)], capture_output=True, text=True, timeout=600)
+        report.append(f"{shape[:4]}: rc {run.returncode} {run.stdout.strip()} {run.stderr.strip()[-500:]}")
+    return "\n".join(report)
+
+
+@pytest.fixture(scope="module")
+def emulated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("emu")
+    objects = []
+    for src in ("fp8.c", "prepack.c"):
+        obj = out / (src + ".o")
+        subprocess.run([CC, "-std=c11", "-O2", "-c", "-I", str(REPO / "runtime" / "include"), "-I",
+                        str(REPO / "runtime" / "src"), "-I", str(REPO / "templates" / "device"),
+                        str(REPO / "runtime" / "src" / src), "-o", str(obj)], check=True)
+        objects.append(str(obj))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {name: pool.submit(build_and_run, name, objects, out) for name in KERNELS}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def test_the_selection_covers_every_amd_arch_and_family():
+    archs = {decode(n).arch for n in KERNELS}
+    assert archs == {a for a in ARCH_INFO if ARCH_INFO[a].vendor is Vendor.AMD}
+    assert len(KERNELS) >= 40
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernel_matches_the_reference(emulated, name):
+    report = emulated[name]
+    lines = report.splitlines()
+    assert len(lines) == 3 and all(" rc 0 max_rel_l2 " in line for line in lines), report
+    for line in lines:
+        assert float(re.search(r"max_rel_l2 (\S+)", line).group(1)) <= 1e-2
