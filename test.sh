@@ -13,6 +13,12 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_CI_SUBSET=ON -
       ${KILN_ARCHS:+-DKILN_ARCHS="$KILN_ARCHS"}
 cmake --build "$BUILD"
 ctest --test-dir "$BUILD" --output-on-failure
+# The installed package works for a project outside the tree: find_package(kiln) -> kiln::kiln.
+rm -rf "$BUILD/install" "$BUILD/consumer"
+cmake --install "$BUILD" --prefix "$BUILD/install" >/dev/null
+cmake -S tests/install -B "$BUILD/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$(cd "$BUILD" && pwd)/install" >/dev/null
+cmake --build "$BUILD/consumer" >/dev/null
+"$BUILD/consumer/consumer"
 KILN_BUILD_DIR="$BUILD" "$KILN_PY" -m pytest -q tests/py
 # The GPU suite skips itself without torch + a GPU; pytest's exit code 5 (nothing collected) is not a failure.
 KILN_LIBRARY="$BUILD/libkiln.so" "$KILN_PY" -m pytest -q tests/gpu || { rc=$?; [ "$rc" -eq 5 ] || exit "$rc"; }
