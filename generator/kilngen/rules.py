@@ -88,10 +88,13 @@ def _mma_mi(sol):
         return f"{sol.arch.value} has no fp8 mma; use mi [16, 8, 16] to upcast fp8 to f16"
 
 
-def _mma_warps(sol):
-    warps = sol.wg[0] * sol.wg[1]
-    if warps not in (1, 2, 4, 8, 16):
-        return f"{_fmt(sol.wg)} makes {warps} warps; a workgroup takes 1, 2, 4, 8 or 16"
+def _workgroup_size(unit):
+    """wg0 x wg1 warps (NVIDIA) or waves (AMD) must make 1 to 16, a power of two."""
+    def rule(sol):
+        count = sol.wg[0] * sol.wg[1]
+        if count not in (1, 2, 4, 8, 16):
+            return f"{_fmt(sol.wg)} makes {count} {unit}; a workgroup takes 1, 2, 4, 8 or 16"
+    return rule
 
 
 def _mma_tile(dim, what):
@@ -196,12 +199,6 @@ def _wmma_mi(sol):
         return f"{_fmt(sol.mi)} is not a WMMA shape; use [16, 16, 16]"
 
 
-def _waves(sol):
-    waves = sol.wg[0] * sol.wg[1]
-    if waves not in (1, 2, 4, 8, 16):
-        return f"{_fmt(sol.wg)} makes {waves} waves; a workgroup takes 1, 2, 4, 8 or 16"
-
-
 def _amd_tile(dim, what):
     def rule(sol):
         step = sol.mi[dim] * sol.wg[dim]
@@ -240,11 +237,11 @@ def _occ(sol):
 
 _SHAPE_RULES = (("wg", _positive("wg")), ("mi", _positive("mi")), ("mt", _positive("mt")))
 
-_AMD_RULES = (("wg", _waves), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")), ("mt", _mma_depth),
+_AMD_RULES = (("wg", _workgroup_size("waves")), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")), ("mt", _mma_depth),
               ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp), ("occ", _occ))
 
 FAMILY_RULES = {
-    Family.MMA: (("mi", _mma_mi), ("wg", _mma_warps), ("mt", _mma_tile(0, "rows")), ("mt", _mma_tile(1, "columns")),
+    Family.MMA: (("mi", _mma_mi), ("wg", _workgroup_size("warps")), ("mt", _mma_tile(0, "rows")), ("mt", _mma_tile(1, "columns")),
                  ("mt", _mma_depth)) + tuple((f, _mma_fixed(f, v, why)) for f, v, why in _MMA_FIXED),
     Family.MFMA: (("mi", _mfma_mi),) + _AMD_RULES,
     Family.WMMA: (("mi", _wmma_mi),) + _AMD_RULES,
