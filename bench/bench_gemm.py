@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
 """Time kiln against its baseline in the same process, on random data, and write the table.
 
-Cases (DESIGN.md performance anchors):
-  fp8    e4m3 x e4m3 -> bf16, per-tensor scales        vs torch._scaled_mm (cuBLASLt)     4096^3, 8192^3 [+ --shapes]
-  mixed  f16 A x fp8 B (e4m3, e5m2) * scale[n] + bias  vs torch.compile of (a @ b.to(f16)) * scale + bias
-                                                          M = --mixed-m, N in {4096, 8192}, K = 4096
-  bf16   bf16 x bf16 -> bf16 (a @ b, NN)               vs torch.mm (cuBLAS)              8192^3
+Cases (DESIGN.md performance anchors; --cases picks a subset, default all):
+  fp8          e4m3 x e4m3 -> bf16, per-tensor scales       vs torch._scaled_mm (cuBLASLt)
+                 4096^3, 8192^3 and M in {64, 128, 4096} x (N, K) in FP8_NK [--shapes replaces the list]
+  fp8_rowwise  e4m3 x e4m3 -> bf16, scale_a[M], scale_b[N],  vs torch._scaled_mm(rowwise scales) + bias
+               + bias[N] (bf16)                                4096^3, 8192^3 and M in {64, 128, 4096} x
+                                                               (N, K) in {(7168, 2048), (4096, 7168)} [--rowwise-shapes]
+  mixed        f16 A x fp8 B (e4m3, e5m2) * scale[n] + bias  vs torch.compile of (a @ b.to(f16)) * scale + bias
+                                                               M = --mixed-m, N in {4096, 8192}, K = 4096
+  bf16         bf16 x bf16 -> bf16 (a @ w.t(), TN)           vs torch.mm (cuBLAS)              8192^3
 
 Timing: CUDA events around each call, after warm-up; the host queues the timed calls behind a GPU sleep so that each
-event pair measures GPU time, not Python; median of --iters (>= 20) runs; small problems rotate through several
-input sets so that the L2 cache does not hold them. Each case also compares kiln's output with the baseline's once
-(relative L2), so a fast wrong kernel shows.
+event pair measures GPU time, not Python; median of --iters runs (fewer, down to MIN_ITERS, where --iters runs would
+take longer than --budget-s by the warm-up's estimate); small problems rotate through several input sets so that the
+L2 cache does not hold them. Each case also compares kiln's output with the baseline's once (relative L2), so a fast
+wrong kernel shows. ratio = baseline ms / kiln ms (> 1: kiln is faster).
 
-    python3 bench/bench_gemm.py                       # all cases -> bench/results/<device>_<commit>.{json,md}
+Writes <out>.json (meta, cases, summary), <out>.md and, where matplotlib imports, <out>.png (bench/plot_bench.py;
+elsewhere run `python3 bench/plot_bench.py <out>.json <out>.png` later).
+
+    python3 bench/bench_gemm.py                       # all cases -> bench/results/<device>_<commit>.{json,md,png}
     python3 bench/bench_gemm.py --cases fp8 --shapes 4096x7168x2048,16x8192x8192 --out /tmp/fp8
+    python3 bench/bench_gemm.py --self-check          # table, summary and plot code on fake rows; no GPU needed
 """
 from __future__ import annotations
 
@@ -26,22 +35,86 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
 sys.path.insert(0, str(REPO / "runtime" / "python"))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
 
 try:
     import torch
-except ImportError:  # --help still works; main() says what is missing
+except ImportError:  # --help and --self-check still work; main() says what is missing
     torch = None
 
 ROTATE_BYTES = 256 << 20   # input bytes to cycle through: several times the 50 MB L2 of an H100
 MAX_SETS = 8
 QUEUE_AHEAD_CYCLES = 50_000_000  # ~25-30 ms of GPU sleep while the host enqueues the timed calls
+MIN_ITERS = 10             # the fewest timed runs the time budget may leave
+
+# ---- the benchmark list ----
+
+CASES = ("fp8", "fp8_rowwise", "mixed", "bf16")
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+FP8_M = (64, 128, 4096)
+FP8_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+ROWWISE_NK = [(7168, 2048), (4096, 7168)]
+FP8_SHAPES = SQUARE + [(m, n, k) for m in FP8_M for n, k in FP8_NK]
+ROWWISE_SHAPES = SQUARE + [(m, n, k) for m in FP8_M for n, k in ROWWISE_NK]
+MIXED_NS = (4096, 8192)
+MIXED_K = 4096
+MIXED_FORMATS = ("e4m3", "e5m2")
+BF16_SHAPE = (8192, 8192, 8192)
+
+LABELS = {
+    "fp8": "fp8 e4m3->bf16 tensor-scale",
+    "fp8_rowwise": "fp8 e4m3->bf16 row/col-scale +bias",
+    "mixed": "mixed f16 x {variant} *scale[n] +bias",
+    "bf16": "bf16 TN",
+}
+
+
+class Spec(NamedTuple):
+    """One benchmark row before it runs: which case, which shape, and the case's variant (mixed: fp8 format)."""
+    case: str
+    m: int
+    n: int
+    k: int
+    variant: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{LABELS[self.case].format(variant=self.variant)} {self.m}x{self.n}x{self.k}"
+
+
+def parse_shapes(text: str, what: str = "--shapes") -> list:
+    shapes = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", item)
+        if not m:
+            raise SystemExit(f"{what}: {item!r} is not MxNxK")
+        shapes.append(tuple(int(v) for v in m.groups()))
+    return shapes
+
+
+def case_specs(cases, fp8_shapes=FP8_SHAPES, rowwise_shapes=ROWWISE_SHAPES, mixed_m: int = 4096) -> list:
+    """The rows a run makes, in order (pure Python: no torch, no GPU)."""
+    specs = []
+    if "fp8" in cases:
+        specs += [Spec("fp8", *s) for s in fp8_shapes]
+    if "fp8_rowwise" in cases:
+        specs += [Spec("fp8_rowwise", *s) for s in rowwise_shapes]
+    if "mixed" in cases:
+        specs += [Spec("mixed", mixed_m, n, MIXED_K, fmt) for fmt in MIXED_FORMATS for n in MIXED_NS]
+    if "bf16" in cases:
+        specs.append(Spec("bf16", *BF16_SHAPE))
+    return specs
 
 
 # ---- timing ----
@@ -50,11 +123,25 @@ def n_sets_for(set_bytes: int) -> int:
     return max(1, min(MAX_SETS, math.ceil(ROTATE_BYTES / max(set_bytes, 1))))
 
 
-def time_fn(fn, sets, warmup: int, iters: int) -> dict:
-    """Median GPU milliseconds of fn(inputs) over iters calls, rotating through sets."""
-    for i in range(warmup):
+def budget_iters(iters: int, est_ms: float, budget_s: float) -> int:
+    """iters, cut so that iters calls of est_ms each fit in budget_s, but never below MIN_ITERS."""
+    if not est_ms > 0:
+        return iters
+    return max(min(iters, MIN_ITERS), min(iters, int(budget_s * 1e3 / est_ms)))
+
+
+def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
+    """Median GPU milliseconds of fn(inputs) over (up to) iters calls, rotating through sets.
+
+    The warm-up (at least one call) is timed as a whole to estimate one call, which sizes the timed loop."""
+    n_warm = max(warmup, 1)
+    w0, w1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    w0.record()
+    for i in range(n_warm):
         fn(sets[i % len(sets)])
+    w1.record()
     torch.cuda.synchronize()
+    iters = budget_iters(iters, w0.elapsed_time(w1) / n_warm, budget_s)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     if hasattr(torch.cuda, "_sleep"):
@@ -77,46 +164,63 @@ def tflops(flops: float, ms: float) -> float:
     return flops / (ms * 1e-3) / 1e12 if ms > 0 else float("nan")
 
 
-# ---- cases ----
+# ---- cases: inputs, kiln's call, the baseline's call ----
 
 @dataclass
 class Case:
-    label: str
-    flops: float
     set_bytes: int      # bytes of one input set (decides how many sets rotate)
     make: object        # () -> dict of inputs
     ours: object        # inputs -> kiln output
     theirs: object      # inputs -> baseline output
-    query: object       # inputs -> kiln.query(...) of the call `ours` makes
+    query: object       # inputs -> kiln.query(...) of the call `ours` makes, top 1 = what kiln's default selection runs
     baseline: str
+    extra: dict = field(default_factory=dict)  # more fields for the result row
 
 
-def fp8_case(m, n, k):
+def _torch_scaled_mm(a, b, scale_a, scale_b):
+    r = torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+    return r[0] if isinstance(r, tuple) else r  # older torch returned (out, amax)
+
+
+def fp8_case(spec: Spec, rowwise: bool) -> Case:
+    """Per-tensor scales, or (rowwise) scale_a[M], scale_b[N] and a bf16 bias[N] that the baseline adds after."""
+    m, n, k = spec.m, spec.n, spec.k
+
     def make():
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
         w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)  # weight [N, K]; b = w.t() is column-major
-        return {"a": a, "b": w.t(), "sa": torch.rand((), device="cuda") + 0.5,
-                "sb": torch.rand((), device="cuda") + 0.5}
+        shape_a, shape_b = ((m,), (n,)) if rowwise else ((), ())
+        s = {"a": a, "b": w.t(), "sa": torch.rand(shape_a, device="cuda") + 0.5,
+             "sb": torch.rand(shape_b, device="cuda") + 0.5, "bias": None}
+        # the baseline's views of the same scales: torch._scaled_mm's rowwise mode wants [M, 1] and [1, N]
+        s["base_sa"], s["base_sb"] = (s["sa"].view(-1, 1), s["sb"].view(1, -1)) if rowwise else (s["sa"], s["sb"])
+        if rowwise:
+            s["bias"] = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        return s
 
     out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
 
     def theirs(s):
-        r = torch._scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out_dtype=torch.bfloat16)
-        return r[0] if isinstance(r, tuple) else r
+        r = _torch_scaled_mm(s["a"], s["b"], s["base_sa"], s["base_sb"])
+        return r + s["bias"] if rowwise else r
 
-    return Case(f"fp8 e4m3->bf16 tensor-scale {m}x{n}x{k}", 2.0 * m * n * k, m * k + n * k, make,
-                lambda s: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=out), theirs,
-                lambda s: kiln.query(kiln.scaled_mm, s["a"], s["b"], s["sa"], s["sb"], out=out, k=1),
-                "torch._scaled_mm")
+    return Case(m * k + n * k + (4 * m + 6 * n if rowwise else 0), make,
+                lambda s: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out), theirs,
+                lambda s: kiln.query(kiln.scaled_mm, s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out, k=1),
+                "torch._scaled_mm" + (" rowwise + bias" if rowwise else ""))
 
 
 def _mixed_eager(a, b_kn, scale, bias):
     return (a @ b_kn.to(torch.float16)) * scale + bias
 
 
-def mixed_case(m, n, k, fp8_dtype, compile_it: bool, base_scale_dtype):
+def mixed_case(spec: Spec, compile_it: bool, base_scale_dtype) -> Case:
     """By default the baseline gets the scale as f16 so that, like kiln, it computes and writes f16; with an f32
-    scale (--mixed-baseline-scale f32) torch promotes the epilogue and its output to f32."""
+    scale (--mixed-baseline-scale float32) torch promotes the epilogue and its output to f32. The compiled baseline
+    is static-shape (dynamic=False), so that the second N does not get a shape-generic recompile."""
+    m, n, k = spec.m, spec.n, spec.k
+    fp8_dtype = getattr(torch, kiln.TORCH_DTYPE_NAME[kiln.FP8_NAMES[spec.variant]])
+
     def make():
         b_kn = (torch.randn(k, n, device="cuda") * 0.5).to(fp8_dtype)  # B(k, n) row-major, what a @ b reads
         scale = torch.rand(n, device="cuda") + 0.5
@@ -125,15 +229,14 @@ def mixed_case(m, n, k, fp8_dtype, compile_it: bool, base_scale_dtype):
                 "bias": torch.randn(n, device="cuda", dtype=torch.float16)}
 
     out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    fmt = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}[fp8_dtype]
-    case = Case(f"mixed f16 x {fmt} *scale[n] +bias {m}x{n}x{k}", 2.0 * m * n * k,
-                2 * m * k + n * k + 6 * n, make,
+    case = Case(2 * m * k + n * k + 6 * n, make,
                 lambda s: kiln.mixed_mm(s["a"], s["packed"], scale_b=s["scale"], bias=s["bias"], out=out), None,
                 lambda s: kiln.query(kiln.mixed_mm, s["a"], s["packed"], scale_b=s["scale"], bias=s["bias"],
                                      out=out, k=1),
                 ("torch.compile" if compile_it else "eager (torch.compile off)")
-                + (", f32 scale -> f32 out" if base_scale_dtype == torch.float32 else ""))
-    fn = [torch.compile(_mixed_eager) if compile_it else _mixed_eager]
+                + (", f32 scale -> f32 out" if base_scale_dtype == torch.float32 else ""),
+                {"b_format": spec.variant})
+    fn = [torch.compile(_mixed_eager, dynamic=False) if compile_it else _mixed_eager]
 
     def theirs(s):
         try:
@@ -149,63 +252,170 @@ def mixed_case(m, n, k, fp8_dtype, compile_it: bool, base_scale_dtype):
     return case
 
 
-def bf16_case(m, n, k):
+def bf16_case(spec: Spec) -> Case:
+    m, n, k = spec.m, spec.n, spec.k
+
     def make():
+        # B(k, n) as the transposed view of [N, K] storage (TN), as a linear layer's weight; torch.mm gets the same
         return {"a": torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
-                "b": torch.randn(k, n, device="cuda", dtype=torch.bfloat16)}
+                "b": torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()}
 
     out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
-    return Case(f"bf16 NN {m}x{n}x{k}", 2.0 * m * n * k, 2 * (m * k + k * n), make,
+    return Case(2 * (m * k + k * n), make,
                 lambda s: kiln.gemm(s["a"], s["b"], out=out), lambda s: torch.mm(s["a"], s["b"]),
                 lambda s: kiln.query(kiln.gemm, s["a"], s["b"], out=out, k=1), "torch.mm")
 
 
+def build_case(spec: Spec, args) -> Case:
+    if spec.case in ("fp8", "fp8_rowwise"):
+        return fp8_case(spec, rowwise=spec.case == "fp8_rowwise")
+    if spec.case == "mixed":
+        return mixed_case(spec, not args.no_compile, getattr(torch, args.mixed_baseline_scale))
+    return bf16_case(spec)
+
+
 # ---- driver ----
 
-def parse_shapes(text: str) -> list:
-    shapes = []
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", item)
-        if not m:
-            raise SystemExit(f"--shapes: {item!r} is not MxNxK")
-        shapes.append(tuple(int(v) for v in m.groups()))
-    return shapes
+def new_row(spec: Spec) -> dict:
+    return {"case": spec.case, "label": spec.label, "m": spec.m, "n": spec.n, "k": spec.k}
 
 
-def build_cases(args) -> list:
-    cases = []
-    if "fp8" in args.cases:
-        for shape in [(4096, 4096, 4096), (8192, 8192, 8192)] + parse_shapes(args.shapes):
-            cases.append(("fp8", lambda s=shape: fp8_case(*s)))
-    if "mixed" in args.cases:
-        for fp8_dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
-            for n in (4096, 8192):
-                cases.append(("mixed", lambda n=n, d=fp8_dtype: mixed_case(
-                    args.mixed_m, n, 4096, d, not args.no_compile, getattr(torch, args.mixed_baseline_scale))))
-    if "bf16" in args.cases:
-        cases.append(("bf16", lambda: bf16_case(8192, 8192, 8192)))
-    return cases
+def timing_fields(flops: float, t_k: dict, t_b: dict) -> dict:
+    return {"kiln_ms": t_k["median_ms"], "base_ms": t_b["median_ms"], "ratio": t_b["median_ms"] / t_k["median_ms"],
+            "kiln_tflops": tflops(flops, t_k["median_ms"]), "base_tflops": tflops(flops, t_b["median_ms"]),
+            "kiln_min_ms": t_k["min_ms"], "base_min_ms": t_b["min_ms"],
+            "kiln_runs": t_k["runs"], "base_runs": t_b["runs"]}
 
 
-def run_case(family, factory, args) -> dict:
-    case = factory()
-    row = {"case": case.label, "family": family}
+def run_case(spec: Spec, args) -> dict:
+    row = new_row(spec)
+    case = None
     try:
+        case = build_case(spec, args)
+        row.update(case.extra)
         sets = [case.make() for _ in range(n_sets_for(case.set_bytes))]
         row["input_sets"] = len(sets)
-        row["kiln_algo"] = case.query(sets[0])[0].name
+        row["kiln_kernel"] = case.query(sets[0])[0].name
         mine = case.ours(sets[0]).clone()
-        row["rel_l2_vs_baseline"] = rel_l2(mine, case.theirs(sets[0]))
-        t_k = time_fn(case.ours, sets, args.warmup, args.iters)
-        t_b = time_fn(case.theirs, sets, args.warmup, args.iters)
+        row["rel_l2"] = rel_l2(mine, case.theirs(sets[0]))
+        del mine
+        t_k = time_fn(case.ours, sets, args.warmup, args.iters, args.budget_s)
+        t_b = time_fn(case.theirs, sets, args.warmup, args.iters, args.budget_s)
+        row.update(timing_fields(2.0 * spec.m * spec.n * spec.k, t_k, t_b))
     except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others
-        row.update(error=f"{type(exc).__name__}: {exc}", baseline=case.baseline)
-        return row
-    row.update(baseline=case.baseline, kiln_ms=t_k["median_ms"], baseline_ms=t_b["median_ms"],
-               kiln_tflops=tflops(case.flops, t_k["median_ms"]), baseline_tflops=tflops(case.flops, t_b["median_ms"]),
-               ratio=t_b["median_ms"] / t_k["median_ms"], kiln_min_ms=t_k["min_ms"], baseline_min_ms=t_b["min_ms"],
-               runs=t_k["runs"])
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    if case is not None:
+        row["baseline"] = case.baseline
     return row
+
+
+# ---- summary, table ----
+
+def geomean(values) -> float | None:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(rows) -> dict:
+    """The headline numbers; a value is None where its rows are missing or failed. *_shapes counts the rows that
+    went into a geometric mean (the full default list has 6 and 12)."""
+    ok = [r for r in rows if "error" not in r]
+
+    def pick(case, pred):
+        return [r for r in ok if r["case"] == case and pred(r)]
+
+    def one(case, shape, key):
+        hits = pick(case, lambda r: (r["m"], r["n"], r["k"]) == shape)
+        return hits[0][key] if hits else None
+
+    fp8_big = pick("fp8", lambda r: r["m"] == 4096 and (r["n"], r["k"]) in FP8_NK)
+    fp8_small = pick("fp8", lambda r: r["m"] in (64, 128) and (r["n"], r["k"]) in FP8_NK)
+    mixed = {r["b_format"]: r["kiln_ms"] for r in pick("mixed", lambda r: r["n"] == 8192)}
+    return {
+        "fp8_8192_ratio": one("fp8", (8192, 8192, 8192), "ratio"),
+        "fp8_m4096_geomean_ratio": geomean(r["ratio"] for r in fp8_big),
+        "fp8_m4096_shapes": len(fp8_big),
+        "fp8_m64_128_geomean_ratio": geomean(r["ratio"] for r in fp8_small),
+        "fp8_m64_128_shapes": len(fp8_small),
+        "mixed_n8192_kiln_ms": {fmt: mixed.get(fmt) for fmt in MIXED_FORMATS},
+        "bf16_8192_ratio": one("bf16", BF16_SHAPE, "ratio"),
+    }
+
+
+def _num(v, fmt="{:.3f}") -> str:
+    return "n/a" if v is None else fmt.format(v)
+
+
+def summary_lines(s: dict) -> list:
+    nk = len(FP8_NK)
+    mixed = ", ".join(f"{fmt} {_num(ms)}" for fmt, ms in s["mixed_n8192_kiln_ms"].items())
+    return [
+        f"fp8 8192^3 ratio: {_num(s['fp8_8192_ratio'])}",
+        f"fp8 M=4096 geomean ratio ({s['fp8_m4096_shapes']}/{nk} shapes): {_num(s['fp8_m4096_geomean_ratio'])}",
+        f"fp8 M in {{64,128}} geomean ratio ({s['fp8_m64_128_shapes']}/{2 * nk} shapes): "
+        f"{_num(s['fp8_m64_128_geomean_ratio'])}",
+        f"mixed N=8192 kiln ms: {mixed}",
+        f"bf16 8192^3 ratio: {_num(s['bf16_8192_ratio'])}",
+    ]
+
+
+COLUMNS = [("case", "case", "{}"), ("shape / kind", "label", "{}"), ("kiln ms", "kiln_ms", "{:.3f}"),
+           ("baseline ms", "base_ms", "{:.3f}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
+           ("baseline TFLOP/s", "base_tflops", "{:.0f}"), ("ratio base/kiln", "ratio", "{:.2f}"),
+           ("rel L2 vs base", "rel_l2", "{:.1e}"), ("baseline", "baseline", "{}")]
+
+
+def table_rows(rows) -> list:
+    out = []
+    for r in rows:
+        cells = []
+        for _title, key, fmt in COLUMNS:
+            v = r.get(key)
+            cells.append("-" if v is None else fmt.format(v))
+        if "error" in r:
+            cells[2] = "ERROR: " + r["error"][:120].replace("|", "/").replace("\n", " ")
+        out.append(cells)
+    return out
+
+
+def markdown(meta, rows, summary) -> str:
+    lines = [f"# kiln GEMM benchmark: {meta['device']}", "",
+             f"commit `{meta['commit']}`, torch {meta['torch']}, CUDA {meta['cuda']}, kiln arch {meta['kiln_arch']}, "
+             f"median of up to {meta['iters']} runs (at most {meta['budget_s']} s of them per side) after "
+             f"{meta['warmup']} warm-up, {meta['time_utc']}", "", "## Summary", ""]
+    lines += [f"- {line}" for line in summary_lines(summary)]
+    lines += ["", "ratio = baseline ms / kiln ms (> 1: kiln is faster).", "",
+              "| " + " | ".join(t for t, _k, _f in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
+    lines += ["", "Kernels kiln chose (its default selection, kiln.query top 1):", ""]
+    lines += [f"- {r['label']}: `{r.get('kiln_kernel', '-')}`" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(base: pathlib.Path, meta, rows) -> dict:
+    """<base>.json, <base>.md and (with matplotlib) <base>.png; prints the table and the summary last."""
+    summary = summarize(rows)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    paths = {ext: base.with_name(base.name + ext) for ext in (".json", ".md", ".png")}
+    paths[".json"].write_text(json.dumps({"meta": meta, "cases": rows, "summary": summary}, indent=2,
+                                         sort_keys=True) + "\n")
+    md = markdown(meta, rows, summary)
+    paths[".md"].write_text(md)
+    print()
+    print(md)
+    try:
+        from plot_bench import plot
+        plot(paths[".json"], paths[".png"])
+        print(f"wrote {paths['.png']}")
+    except ImportError as exc:
+        print(f"no plot ({exc}); later: python3 bench/plot_bench.py {paths['.json']} {paths['.png']}")
+    except Exception as exc:  # noqa: BLE001 - the numbers are written; a plotting problem must not lose the run
+        print(f"plot failed: {type(exc).__name__}: {exc}")
+    print(f"wrote {paths['.json']} and {paths['.md']}")
+    print("summary:")
+    for line in summary_lines(summary):
+        print("  " + line)
+    return summary
 
 
 def git_commit() -> str:
@@ -218,54 +428,80 @@ def git_commit() -> str:
         return "unknown"
 
 
-COLUMNS = [("case", "case", "{}"), ("kiln ms", "kiln_ms", "{:.3f}"), ("baseline ms", "baseline_ms", "{:.3f}"),
-           ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"), ("baseline TFLOP/s", "baseline_tflops", "{:.0f}"),
-           ("ratio base/kiln", "ratio", "{:.2f}"), ("rel L2 vs base", "rel_l2_vs_baseline", "{:.1e}"),
-           ("baseline", "baseline", "{}")]
-
-
-def table_rows(rows):
-    out = []
-    for r in rows:
-        cells = []
-        for _title, key, fmt in COLUMNS:
-            v = r.get(key)
-            cells.append("-" if v is None else fmt.format(v))
-        if "error" in r:
-            cells[1] = "ERROR: " + r["error"][:120]
-        out.append(cells)
-    return out
-
-
-def markdown(meta, rows) -> str:
-    lines = [f"# kiln GEMM benchmark: {meta['device']}", "",
-             f"commit `{meta['commit']}`, torch {meta['torch']}, CUDA {meta['cuda']}, kiln arch {meta['kiln_arch']}, "
-             f"median of {meta['iters']} runs after {meta['warmup']} warm-up, {meta['time_utc']}", "",
-             "| " + " | ".join(t for t, _k, _f in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
-    lines += ["", "ratio = baseline ms / kiln ms (> 1: kiln is faster). Kernels kiln chose:", ""]
-    lines += [f"- {r['case']}: `{r.get('kiln_algo', '-')}`" for r in rows]
-    return "\n".join(lines) + "\n"
+def self_check() -> int:
+    """The pure-Python parts (specs, summary, table, JSON, plot) on fake rows: fp8 ratio 1.2 at 8192^3, 0.5 at
+    M=4096, 0.25 at M in {64, 128}, 0.8 elsewhere; failed fp8_rowwise M=64 rows. Needs neither torch nor a GPU; writes to a temporary directory."""
+    specs = case_specs(CASES)
+    assert len(specs) == len(FP8_SHAPES) + len(ROWWISE_SHAPES) + 2 * len(MIXED_NS) + 1 == 20 + 8 + 4 + 1
+    rows = []
+    for i, spec in enumerate(specs):
+        row = new_row(spec)
+        if spec.case == "fp8_rowwise" and spec.m == 64:
+            row["error"] = "KilnError: fake failure | for the table"
+        else:
+            ratio = 0.8
+            if spec.case == "fp8":
+                ratio = 1.2 if spec.m == 8192 else {4096: 0.5, 64: 0.25, 128: 0.25}[spec.m]
+            kiln_ms = 1.0 + i
+            t_k = {"median_ms": kiln_ms, "min_ms": kiln_ms, "runs": 50}
+            t_b = {"median_ms": kiln_ms * ratio, "min_ms": kiln_ms * ratio, "runs": 50}
+            row.update(timing_fields(2.0 * spec.m * spec.n * spec.k, t_k, t_b), rel_l2=1e-3, kiln_kernel=f"K{i}",
+                       baseline="fake", input_sets=1)
+        if spec.case == "mixed":
+            row["b_format"] = spec.variant
+        rows.append(row)
+    meta = {"device": "Fake GPU", "commit": "0" * 40, "torch": "-", "cuda": "-", "kiln_arch": "-", "iters": 50,
+            "warmup": 10, "budget_s": 2.0, "time_utc": "-"}
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = write_outputs(pathlib.Path(tmp) / "fake", meta, rows)
+        data = json.loads((pathlib.Path(tmp) / "fake.json").read_text())
+        assert data["summary"] == summary and len(data["cases"]) == len(rows)
+        md = (pathlib.Path(tmp) / "fake.md").read_text()
+        assert md.count("\n| ") == len(rows) + 1 and "ERROR: KilnError: fake failure / for" in md
+    assert math.isclose(summary["fp8_8192_ratio"], 1.2)
+    assert math.isclose(summary["fp8_m4096_geomean_ratio"], 0.5) and summary["fp8_m4096_shapes"] == 6
+    assert math.isclose(summary["fp8_m64_128_geomean_ratio"], 0.25) and summary["fp8_m64_128_shapes"] == 12
+    mixed_8192 = [r["kiln_ms"] for r in rows if r["case"] == "mixed" and r["n"] == 8192]
+    assert list(summary["mixed_n8192_kiln_ms"].values()) == mixed_8192
+    assert math.isclose(summary["bf16_8192_ratio"], 0.8)
+    assert geomean([2.0, 8.0]) == 4.0 and geomean([]) is None
+    assert budget_iters(50, 5.0, 2.0) == 50 and budget_iters(50, 100.0, 2.0) == 20
+    assert budget_iters(50, 1000.0, 2.0) == MIN_ITERS and budget_iters(5, 1000.0, 2.0) == 5
+    empty = summarize([])
+    assert empty["fp8_8192_ratio"] is None and "n/a" in summary_lines(empty)[0]
+    print("self-check passed")
+    return 0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default="fp8,mixed,bf16", help="comma list of fp8, mixed, bf16")
-    ap.add_argument("--shapes", default="", help="extra fp8 shapes, MxNxK,...")
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma list of {', '.join(CASES)} (default all)")
+    ap.add_argument("--shapes", default=None, help="fp8 shapes MxNxK,... (replaces the default list)")
+    ap.add_argument("--rowwise-shapes", default=None, help="fp8_rowwise shapes MxNxK,... (replaces the default list)")
     ap.add_argument("--mixed-m", type=int, default=4096, help="M of the mixed cases")
-    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--iters", type=int, default=50, help="timed runs per side (at most; see --budget-s)")
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--budget-s", type=float, default=2.0,
+                    help="at most this many seconds of timed runs per side of a case (down to %d runs)" % MIN_ITERS)
     ap.add_argument("--no-compile", action="store_true", help="mixed baseline in eager mode")
     ap.add_argument("--mixed-baseline-scale", choices=["float16", "float32"], default="float16",
                     help="dtype of the scale the mixed baseline multiplies by (float32 makes its output f32)")
     ap.add_argument("--name", default=None, help="results file name (default <device>_<commit>)")
     ap.add_argument("--out", default=None, help="output path without extension (default bench/results/<name>)")
+    ap.add_argument("--self-check", action="store_true", help="check the table/summary/plot code on fake rows")
     args = ap.parse_args(argv)
+    if args.self_check:
+        return self_check()
     if args.iters < 20:
         ap.error("--iters must be at least 20")
     args.cases = {c.strip() for c in args.cases.split(",") if c.strip()}
-    if not args.cases <= {"fp8", "mixed", "bf16"}:
-        ap.error(f"unknown case in {sorted(args.cases)}")
+    if not args.cases <= set(CASES):
+        ap.error(f"unknown case in {sorted(args.cases)}; known: {', '.join(CASES)}")
+    specs = case_specs(args.cases,
+                       FP8_SHAPES if args.shapes is None else parse_shapes(args.shapes),
+                       ROWWISE_SHAPES if args.rowwise_shapes is None else
+                       parse_shapes(args.rowwise_shapes, "--rowwise-shapes"),
+                       args.mixed_m)
     if torch is None or not torch.cuda.is_available():
         print("bench_gemm: needs torch and a CUDA device", file=sys.stderr)
         return 2
@@ -274,27 +510,23 @@ def main(argv=None) -> int:
     commit = git_commit()
     meta = {"device": device, "commit": commit, "torch": torch.__version__, "cuda": torch.version.cuda,
             "kiln_library": None, "kiln_arch": None, "iters": args.iters, "warmup": args.warmup,
-            "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "budget_s": args.budget_s, "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     kiln.load_library()
     meta["kiln_library"], meta["kiln_arch"] = kiln.library_path(), kiln.device_arch()
 
     rows = []
-    for family, factory in build_cases(args):
-        row = run_case(family, factory, args)
+    t0 = time.monotonic()
+    for spec in specs:
+        row = run_case(spec, args)
         rows.append(row)
         cells = table_rows([row])[0]
         print("  ".join(f"{t}={c}" for (t, _k, _f), c in zip(COLUMNS, cells)), flush=True)
         torch.cuda.empty_cache()
+    meta["wall_s"] = round(time.monotonic() - t0, 1)
 
     name = args.name or re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower() + "_" + commit[:10]
     base = pathlib.Path(args.out) if args.out else REPO / "bench" / "results" / name
-    base.parent.mkdir(parents=True, exist_ok=True)
-    base.with_suffix(".json").write_text(json.dumps({"meta": meta, "cases": rows}, indent=2, sort_keys=True) + "\n")
-    md = markdown(meta, rows)
-    base.with_suffix(".md").write_text(md)
-    print()
-    print(md)
-    print(f"wrote {base.with_suffix('.json')} and {base.with_suffix('.md')}")
+    write_outputs(base, meta, rows)
     return 1 if any("error" in r for r in rows) else 0
 
 

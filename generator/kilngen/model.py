@@ -26,12 +26,14 @@ class Family(enum.Enum):
     MMA = "mma"    # NVIDIA mma.sync + ldmatrix + cp.async multistage
     MFMA = "mfma"  # AMD CDNA matrix cores, wave64: global -> VGPR -> LDS -> v_mfma
     WMMA = "wmma"  # AMD RDNA matrix cores, wave32: global -> VGPR -> LDS -> v_wmma
+    WGMMA = "wgmma"  # NVIDIA sm_90a: TMA -> mbarrier ring -> wgmma, warp-specialized and persistent
 
 
-FAMILY_VENDOR = {Family.MMA: Vendor.NVIDIA, Family.MFMA: Vendor.AMD, Family.WMMA: Vendor.AMD}
+FAMILY_VENDOR = {Family.MMA: Vendor.NVIDIA, Family.MFMA: Vendor.AMD, Family.WMMA: Vendor.AMD, Family.WGMMA: Vendor.NVIDIA}
 assert FAMILY_VENDOR.keys() == set(Family)
-# Threads of one warp / wavefront: a workgroup has wave * wg0 * wg1 threads.
-FAMILY_WAVE = {Family.MMA: 32, Family.MFMA: 64, Family.WMMA: 32}
+# Threads of the unit wg counts: a warp / wavefront (a workgroup has wave * wg0 * wg1 threads), or for wgmma a
+# consumer warpgroup (the workgroup adds one producer warpgroup).
+FAMILY_WAVE = {Family.MMA: 32, Family.MFMA: 64, Family.WMMA: 32, Family.WGMMA: 128}
 assert FAMILY_WAVE.keys() == set(Family)
 
 
@@ -42,20 +44,25 @@ class ArchInfo:
     fp8_mma: bool           # has an fp8 x fp8 matrix instruction
     fp8_formats: str        # "ocp" or "fnuz": which fp8 encodings the hardware speaks
     offload: str            # compiler target spelling
-    family: Family          # the kernel family written for this arch
+    families: tuple         # the kernel families written for this arch
+
+    @property
+    def family(self) -> Family:
+        """The arch's first family: the one every problem type has."""
+        return self.families[0]
 
 
 ARCH_INFO = {
-    Arch.SM90: ArchInfo(Vendor.NVIDIA, 227 * 1024, True, "ocp", "sm_90a", Family.MMA),
-    Arch.SM89: ArchInfo(Vendor.NVIDIA, 99 * 1024, True, "ocp", "sm_89", Family.MMA),
-    Arch.SM80: ArchInfo(Vendor.NVIDIA, 163 * 1024, False, "ocp", "sm_80", Family.MMA),
-    Arch.GFX942: ArchInfo(Vendor.AMD, 64 * 1024, True, "fnuz", "gfx942", Family.MFMA),
-    Arch.GFX90A: ArchInfo(Vendor.AMD, 64 * 1024, False, "fnuz", "gfx90a", Family.MFMA),
-    Arch.GFX1151: ArchInfo(Vendor.AMD, 64 * 1024, False, "ocp", "gfx1151", Family.WMMA),
-    Arch.GFX1201: ArchInfo(Vendor.AMD, 64 * 1024, True, "ocp", "gfx1201", Family.WMMA),
+    Arch.SM90: ArchInfo(Vendor.NVIDIA, 227 * 1024, True, "ocp", "sm_90a", (Family.MMA, Family.WGMMA)),
+    Arch.SM89: ArchInfo(Vendor.NVIDIA, 99 * 1024, True, "ocp", "sm_89", (Family.MMA,)),
+    Arch.SM80: ArchInfo(Vendor.NVIDIA, 163 * 1024, False, "ocp", "sm_80", (Family.MMA,)),
+    Arch.GFX942: ArchInfo(Vendor.AMD, 64 * 1024, True, "fnuz", "gfx942", (Family.MFMA,)),
+    Arch.GFX90A: ArchInfo(Vendor.AMD, 64 * 1024, False, "fnuz", "gfx90a", (Family.MFMA,)),
+    Arch.GFX1151: ArchInfo(Vendor.AMD, 64 * 1024, False, "ocp", "gfx1151", (Family.WMMA,)),
+    Arch.GFX1201: ArchInfo(Vendor.AMD, 64 * 1024, True, "ocp", "gfx1201", (Family.WMMA,)),
 }
 assert ARCH_INFO.keys() == set(Arch)
-assert all(FAMILY_VENDOR[info.family] is info.vendor for info in ARCH_INFO.values())
+assert all(FAMILY_VENDOR[f] is info.vendor for info in ARCH_INFO.values() for f in info.families)
 
 
 @dataclass(frozen=True)
@@ -187,6 +194,8 @@ PARAMS = (
     ("lbspp", "LBSPP", 1, "LdsBlockSizePerPad: the LDS padding goes after every LBSPP bytes (0 = every row)"),
     ("wsgr", "WSGR", 1, "WaveSeparateGlobalRead: each wave reads its own rows of the tile (0/1)"),
     ("occ", "OCC", 1, "occupancy target, waves per SIMD the kernel must reach (0 = none declared)"),
+    # Appended for the wgmma family; the others take 0.
+    ("pk", "PK", 1, "persistent kernel: one CTA per SM loops over the tiles (0 = one CTA per tile, 2 = ping-pong)"),
 )
 PARAM_FIELDS = tuple(p[0] for p in PARAMS)
 
@@ -216,6 +225,7 @@ class Solution:
     lbspp: int
     wsgr: int
     occ: int
+    pk: int
 
     @property
     def name(self) -> str:
@@ -233,13 +243,33 @@ class Solution:
 
     @property
     def threads(self) -> int:
+        if self.family is Family.WGMMA:
+            return self.wave * (self.consumers + 1)
         return self.wave * self.wg[0] * self.wg[1]
+
+    @property
+    def consumers(self) -> int:
+        """wgmma: consumer warpgroups. They split a tile wg0 x wg1 ways, or with pk 2 (ping-pong) two of them take
+        alternate whole tiles."""
+        return 2 if self.pk == 2 else self.wg[0] * self.wg[1]
+
+    @property
+    def swap(self) -> bool:
+        """wgmma with prepacked fp8 weights: the weights are wgmma's register operand, D is computed transposed."""
+        return self.family is Family.WGMMA and self.problem.b_prepacked
+
+    def wgmma_shape(self) -> tuple:
+        """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along the
+        operand in shared memory (B's columns; with swap, A's rows), K is 32 bytes of the shared-memory operand."""
+        n = self.mt[0] // self.wg[0] if self.swap else self.mt[1] // self.wg[1]
+        both_fp8 = bool(DTYPE_INFO[self.problem.a].fp8) and bool(DTYPE_INFO[self.problem.b].fp8)
+        return (64, n, 32 if both_fp8 else 16)
 
     @property
     def stages(self) -> int:
         """LDS buffers: mma keeps a ring of PGR + 1 stages; the AMD families double-buffer LDS behind a
         global -> VGPR prefetch (one buffer with 1LDSBuffer or without prefetch)."""
-        if self.family is Family.MMA:
+        if self.family in (Family.MMA, Family.WGMMA):
             return self.pgr + 1
         return 1 if self.pgr == 0 or self.ldsb else 2
 
@@ -248,7 +278,7 @@ class Solution:
         follow tlds; an N-major B (layout NN) is tile-major in LDS on every family."""
         if operand == "b" and self.problem.layout is Layout.NN:
             return False
-        return self.family is Family.MMA or self.tlds == 1
+        return self.family in (Family.MMA, Family.WGMMA) or self.tlds == 1
 
     def lds_shape(self, operand: str) -> tuple:
         """(rows, data bytes per row, padding bytes) of an operand's LDS tile."""
@@ -270,6 +300,11 @@ class Solution:
 
     @property
     def lds_bytes(self) -> int:
+        if self.family is Family.WGMMA:
+            # kiln_gemm_wgmma.h: the stage ring, one 32-column f32 epilogue chunk per consumer, two mbarriers per
+            # stage, and 1024 bytes to align the base for the 128-byte swizzle
+            ring = self.stages * (self.lds_tile_bytes("a") + self.lds_tile_bytes("b"))
+            return ring + self.consumers * (self.mt[0] // self.wg[0]) * 128 + 16 * self.stages + 1024
         return self.stages * (self.lds_tile_bytes("a") + self.lds_tile_bytes("b"))
 
     @property
@@ -286,7 +321,7 @@ class Solution:
         pr = self.problem
         if not (DTYPE_INFO[pr.a].fp8 and DTYPE_INFO[pr.b].fp8):
             return False
-        if self.family is Family.MMA:
+        if self.family in (Family.MMA, Family.WGMMA):
             return self.mi[2] == 32
         if self.family is Family.MFMA:
             return tuple(self.mi) in ((32, 32, 16), (16, 16, 32))

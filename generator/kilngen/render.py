@@ -13,7 +13,7 @@ from .model import AMD_INFO, ARCH_INFO, DTYPE_INFO, LAYOUT_INFO, PARAMS, Arch, D
 
 # Per family: its kernel template.
 FAMILY_TEMPLATE = {Family.MMA: "kernel_mma.hip.j2", Family.MFMA: "kernel_mfma.hip.j2",
-                   Family.WMMA: "kernel_wmma.hip.j2"}
+                   Family.WMMA: "kernel_wmma.hip.j2", Family.WGMMA: "kernel_wgmma.hip.j2"}
 assert FAMILY_TEMPLATE.keys() == set(Family)
 
 # WMMA op generation (kiln_gemm_wmma.h) per matrix-core ISA of the wmma archs.
@@ -49,6 +49,8 @@ class KernelView:
     lds_bytes: int
     attrs: str          # AMD: kernel attributes (workgroup size, occupancy target)
     reduce_attrs: str   # AMD: the split-K reduce kernel's
+    swap: str           # wgmma: weights are the register operand (mixed_w8)
+    wgmma: tuple        # wgmma: (N, run() parameters, asm lines, outputs, inputs) of the instruction
 
 
 def _cbool(v: bool) -> str:
@@ -63,8 +65,42 @@ def _op(sol: Solution, ta: str, tb: str) -> str:
     if sol.family is Family.MFMA:
         m = sol.mi[0]
         return f"kiln::MfmaF8<{m}, {ta}, {tb}>" if sol.native_fp8 else f"kiln::Mfma{'BF16' if bf16 else 'F16'}<{m}>"
+    if sol.family is Family.WGMMA:
+        return ""  # the instruction is spelled out in the kernel (_wgmma)
     gen = WMMA_GEN[AMD_INFO[sol.arch].matrix_isa]
     return f"kiln::WmmaF8<{ta}, {tb}>" if sol.native_fp8 else f"kiln::Wmma{'BF16' if bf16 else 'F16'}<{gen}>"
+
+
+# PTX operand type names of wgmma.
+_WGMMA_PTX = {DType.F16: "f16", DType.BF16: "bf16", DType.E4M3: "e4m3", DType.E5M2: "e5m2"}
+
+
+def _wgmma(sol: Solution) -> tuple:
+    """One wgmma.mma_async with its N/2 accumulator operands: shared-memory A and B descriptors, or (swap) the
+    widened weights as four A registers. scale-d = 0 starts the sum (first K step of a tile)."""
+    if sol.family is not Family.WGMMA:
+        return ()
+    _m, n, k = sol.mi
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    outputs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    if sol.swap:
+        t = _WGMMA_PTX[sol.problem.a]
+        params = f"float (&d)[{regs}], const uint32_t (&a)[4], uint64_t b, int scale_d"
+        a_ops = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
+        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{t}.{t} {{{acc}}}, {a_ops}, %{regs + 4}, p, 1, 1, 0;"
+        scale = regs + 5
+        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)'
+    else:
+        pr = sol.problem
+        ta, tb = (_WGMMA_PTX[pr.a], _WGMMA_PTX[pr.b]) if sol.native_fp8 else (_WGMMA_PTX[sol.mma_type],) * 2
+        imm = ", 1, 1" if sol.native_fp8 else ", 1, 1, 0, 0"  # 16-bit types also take the transpose flags
+        params = f"float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d"
+        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} {{{acc}}}, %{regs}, %{regs + 1}, p{imm};"
+        scale = regs + 2
+        inputs = '"l"(a), "l"(b), "r"(scale_d)'
+    lines = ("{\\n.reg .pred p;\\n", f"setp.ne.b32 p, %{scale}, 0;\\n", body + "\\n", "}\\n")
+    return (n, params, lines, outputs, inputs)
 
 
 def _amd_attrs(threads: int, occ: int) -> str:
@@ -86,7 +122,8 @@ def kernel_view(sol: Solution) -> KernelView:
         upcast_b=_cbool(sol.upcast and bool(DTYPE_INFO[pr.b].fp8)),
         b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
-        attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0))
+        attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
+        swap=_cbool(sol.swap), wgmma=_wgmma(sol))
 
 
 def solution_row(sol: Solution) -> dict:
@@ -97,7 +134,7 @@ def solution_row(sol: Solution) -> dict:
         "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum, "prepacked": int(pr.b_prepacked),
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
-        "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL",
+        "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL", "persistent": sol.pk,
     }
 
 

@@ -18,8 +18,9 @@ def _or(values) -> str:
 
 
 # Per family: the default matrix instruction for (fp8 x fp8 on an arch with an fp8 instruction, anything else).
+# wgmma's instruction follows from the tile (Solution.wgmma_shape), so schema.py derives it there instead.
 DEFAULT_MI = {Family.MMA: ((16, 8, 32), (16, 8, 16)), Family.MFMA: ((32, 32, 16), (32, 32, 8)),
-              Family.WMMA: ((16, 16, 16), (16, 16, 16))}
+              Family.WMMA: ((16, 16, 16), (16, 16, 16)), Family.WGMMA: ((64, 128, 32), (64, 128, 16))}
 assert DEFAULT_MI.keys() == set(Family)
 
 
@@ -166,14 +167,82 @@ _MMA_FIXED = (
     ("lbspp", 0, "pads every LDS row (lpa, lpb)"),
     ("wsgr", 0, "reads each tile with the whole workgroup"),
     ("occ", 0, "takes no occupancy target (ptxas -v reports its registers)"),
+    ("pk", 0, "launches one workgroup per tile (persistent kernels are the wgmma family's)"),
 )
 
 
-def _mma_fixed(field, value, why):
+def _fixed(field, value, why):
     def rule(sol):
         if getattr(sol, field) != value:
-            return f"mma family {why}; {field} must be {value}"
+            return f"{sol.family.value} family {why}; {field} must be {value}"
     return rule
+
+
+# --- wgmma (sm_90a) ----------------------------------------------------------------------------------------------
+
+# What wgmma's TMA + 128-byte-swizzle path fixes, and why.
+_WGMMA_FIXED = (
+    ("plr", 0, "reads operands straight from shared memory (wgmma descriptors): no local prefetch"),
+    ("lpa", 0, "uses the 128-byte TMA swizzle, not padding"),
+    ("lpb", 0, "uses the 128-byte TMA swizzle, not padding"),
+    ("lxs", 1, "always swizzles (TMA 128-byte swizzle)"),
+    ("vwa", 16, "loads with TMA, which needs 16-byte aligned rows"),
+    ("vwb", 16, "loads with TMA, which needs 16-byte aligned rows"),
+    ("ldsb", 0, "has no 1LDSBuffer (its ring has pgr + 1 stages)"),
+    ("tlds", 1, "keeps K-major operands K-major in shared memory"),
+    ("lbspp", 0, "uses no padding"),
+    ("wsgr", 0, "loads each tile with one producer thread (TMA)"),
+    ("occ", 0, "runs one workgroup per SM"),
+)
+# Registers a consumer thread may give to accumulators (+ widened weights): ptxas allocates the whole kernel under
+# __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time.
+WGMMA_MAX_ACC = 128
+
+
+def _wgmma_wg(sol):
+    if sol.wg[0] * sol.wg[1] not in (1, 2):
+        return f"{_fmt(sol.wg)} makes {sol.wg[0] * sol.wg[1]} consumer warpgroups; wgmma takes 1 or 2 (+1 producer)"
+
+
+def _wgmma_tile(sol):
+    rows, cols = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
+    if sol.mt[0] % sol.wg[0] or sol.mt[1] % sol.wg[1]:
+        return f"{_fmt(sol.mt)} does not split evenly over wg {_fmt(sol.wg)}"
+    if max(sol.mt[0], sol.mt[1]) > 256:
+        return f"MT0 and MT1 must be at most 256 (TMA box rows); got {_fmt(sol.mt)}"
+    wgmma_m, wgmma_n = (cols, rows) if sol.swap else (rows, cols)
+    side = ("columns", "rows") if sol.swap else ("rows", "columns")
+    if wgmma_m % 64:
+        return f"each consumer's {wgmma_m} {side[0]} must be a multiple of 64 (wgmma M)"
+    if wgmma_n % 8 or wgmma_n > 256:
+        return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
+    if cols % 32:
+        return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
+    acc = (wgmma_m // 64) * wgmma_n // 2
+    frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if sol.swap else 0  # widened weights of a K-tile
+    if acc + frags > WGMMA_MAX_ACC:
+        held = f"{acc} f32 accumulators" + (f" + {frags} weight registers" if frags else "")
+        return f"each consumer thread would hold {held}; at most {WGMMA_MAX_ACC} fit its registers"
+
+
+def _wgmma_depth(sol):
+    for label, dt, row in _operands(sol):
+        if row % 128:
+            return (f"DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row} bytes per {label} row; wgmma tiles are whole "
+                    f"128-byte swizzle rows")
+
+
+def _wgmma_mi(sol):
+    want = sol.wgmma_shape()
+    if tuple(sol.mi) != want:
+        return f"{_fmt(sol.mi)} is not the wgmma this tile issues; it is {_fmt(want)} (leave mi out to derive it)"
+
+
+def _pk(sol):
+    if sol.pk not in (0, 1, 2):
+        return f"{sol.pk} is not 0 (a CTA per tile), 1 (persistent) or 2 (persistent ping-pong)"
+    if sol.pk == 2 and sol.wg != (1, 1):
+        return f"2 (ping-pong: two consumers take alternate whole tiles) needs wg [1, 1]; got {_fmt(sol.wg)}"
 
 
 # --- the AMD families (mfma, wmma) -----------------------------------------------------------------------------------
@@ -238,11 +307,14 @@ def _occ(sol):
 _SHAPE_RULES = (("wg", _positive("wg")), ("mi", _positive("mi")), ("mt", _positive("mt")))
 
 _AMD_RULES = (("wg", _workgroup_size("waves")), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")), ("mt", _mma_depth),
-              ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp), ("occ", _occ))
+              ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp), ("occ", _occ),
+              ("pk", _fixed("pk", 0, "launches one workgroup per tile (persistent kernels are the wgmma family's)")))
 
 FAMILY_RULES = {
     Family.MMA: (("mi", _mma_mi), ("wg", _workgroup_size("warps")), ("mt", _mma_tile(0, "rows")), ("mt", _mma_tile(1, "columns")),
-                 ("mt", _mma_depth)) + tuple((f, _mma_fixed(f, v, why)) for f, v, why in _MMA_FIXED),
+                 ("mt", _mma_depth)) + tuple((f, _fixed(f, v, why)) for f, v, why in _MMA_FIXED),
+    Family.WGMMA: (("wg", _wgmma_wg), ("mt", _wgmma_tile), ("mt", _wgmma_depth),
+                   ("mi", _wgmma_mi)) + tuple((f, _fixed(f, v, why)) for f, v, why in _WGMMA_FIXED),
     Family.MFMA: (("mi", _mfma_mi),) + _AMD_RULES,
     Family.WMMA: (("mi", _wmma_mi),) + _AMD_RULES,
 }
@@ -253,7 +325,8 @@ _PARAM_RULES = (
     ("lpa", _allowed("lpa")), ("lpb", _allowed("lpb")), ("lxs", _allowed("lxs")), ("lxs", _lxs),
     ("gsu", _allowed("gsu")), ("wgm", _allowed("wgm")), ("vwa", _allowed("vwa")), ("vwa", _vector("vwa", "a")),
     ("vwb", _allowed("vwb")), ("vwb", _vector("vwb", "b")), ("ldsb", _allowed("ldsb")), ("tlds", _allowed("tlds")),
-    ("lbspp", _allowed("lbspp")), ("wsgr", _allowed("wsgr")), ("occ", _allowed("occ")), ("mt", _lds_fits),
+    ("lbspp", _allowed("lbspp")), ("wsgr", _allowed("wsgr")), ("occ", _allowed("occ")), ("pk", _pk),
+    ("mt", _lds_fits),
 )
 assert {field for field, _rule in _PARAM_RULES} >= ALLOWED.keys()
 

@@ -25,7 +25,7 @@ DISTANCES = ("log_mnk", "linear_mnk")
 # Parameter values when neither the entry (its fork/with) nor `defaults` gives one. mt and wg have none; mi's
 # depends on the problem and arch (default_mi).
 BUILTIN_DEFAULTS = {"pgr": 2, "plr": 0, "su": 0, "sus": 0, "sum": 0, "lpa": 0, "lpb": 0, "lxs": 1, "gsu": 1,
-                    "wgm": 8, "vwa": 16, "vwb": 16, "ldsb": 0, "tlds": 1, "lbspp": 0, "wsgr": 0, "occ": 0}
+                    "wgm": 8, "vwa": 16, "vwb": 16, "ldsb": 0, "tlds": 1, "lbspp": 0, "wsgr": 0, "occ": 0, "pk": 0}
 REQUIRED_PARAMS = ("mt", "wg")
 assert BUILTIN_DEFAULTS.keys() | set(REQUIRED_PARAMS) | {"mi"} == set(PARAM_FIELDS)
 _PARAM_COUNT = {field: count for field, _prefix, count, _doc in PARAMS}
@@ -323,6 +323,8 @@ def _solution(r: _Reader, arch: Arch, family: Family, problem: Problem, entry: _
             setting = _Set(value, entry.line)
             defaulted.add(field)
         values[field], lines[field] = setting
+    if family is Family.WGMMA and "mi" in defaulted:  # wgmma's instruction follows from the tile
+        values["mi"] = Solution(arch=arch, family=family, problem=problem, **values).wgmma_shape()
     sol = Solution(arch=arch, family=family, problem=problem, **values)
     broken = check(sol)
     if broken:
@@ -395,11 +397,14 @@ def _parse(r: _Reader, doc) -> SolutionFile:
     if FAMILY_VENDOR[family] != ARCH_INFO[arch].vendor:
         r.fail(family_node, "family", f"family {family.value} is {FAMILY_VENDOR[family].value}'s; "
                                       f"arch {arch.value} is {ARCH_INFO[arch].vendor.value}")
-    if ARCH_INFO[arch].family is not family:
-        runs_on = [a.value for a in Arch if ARCH_INFO[a].family is family]
+    if family not in ARCH_INFO[arch].families:
+        runs_on = [a.value for a in Arch if family in ARCH_INFO[a].families]
         r.fail(family_node, "family", f"family {family.value} is for {_or(runs_on)}; arch {arch.value} takes "
-                                      f"{ARCH_INFO[arch].family.value}")
+                                      f"{_or([f.value for f in ARCH_INFO[arch].families])}")
     problems = _problems(r, top["problem"][1], arch)
+    if family is Family.WGMMA and any(p.layout is not Layout.TN for p in problems):
+        r.fail(top["problem"][1], "layout", "the wgmma family reads K-major A and B with TMA: TN only (NN problems "
+                                            "are the mma family's)")
     defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]

@@ -34,12 +34,24 @@ typedef struct kiln_backend {
     void (*unload_module)(void *dev, void *module);
     /* Resolve a kernel and allow it lds_bytes of dynamic shared memory. */
     kiln_status (*get_kernel)(void *dev, void *module, const char *symbol, int lds_bytes, void **kernel);
-    /* Launch with grid (x, y, z), a 1-D block, dynamic shared memory and the kernel's one by-value argument. */
+    /* Launch with grid (x, y, z), a 1-D block, dynamic shared memory and the kernel's one by-value argument: arg_bytes
+     * bytes at arg (a kiln_gemm_params, or a kiln_tma_params for the wgmma family; at most KILN_MAX_ARG_BYTES, else
+     * KILN_STATUS_INTERNAL_ERROR). */
     kiln_status (*launch)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
-                          const kiln_gemm_params *params, void *stream);
+                          const void *arg, size_t arg_bytes, void *stream);
     /* The driver's text for the last failure of this device state ("" when none). */
     const char *(*last_error)(void *dev);
+    /* Optional (NULL: the backend runs no TMA-fed family). Encodes a 3-D tiled tensor map over elements of elem_bytes
+     * (1 or 2) at base: dims {contiguous extent, rows, batch}, the byte strides of rows and batch, a box of
+     * box[0] x box[1] x box[2] elements, 128-byte swizzle, 256-byte L2 promotion, zeros out of bounds. */
+    kiln_status (*tma_encode)(void *dev, kiln_tma_desc *out, int elem_bytes, const void *base, const uint64_t dims[3],
+                              const uint64_t strides_bytes[2], const uint32_t box[3]);
 } kiln_backend;
+
+/* The largest kernel argument a backend passes (kiln_tma_params is the largest). */
+#define KILN_MAX_ARG_BYTES 1024
+_Static_assert(sizeof(kiln_gemm_params) <= KILN_MAX_ARG_BYTES && sizeof(kiln_tma_params) <= KILN_MAX_ARG_BYTES,
+               "kernel arguments fit the launch buffer");
 
 extern const kiln_backend kiln_backend_cuda;
 extern const kiln_backend kiln_backend_hip;

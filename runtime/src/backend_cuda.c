@@ -29,6 +29,18 @@ enum {
 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/* Tensor maps (CUDA 12.0+): CUtensorMap is kiln_tma_desc; the enums are CUtensorMapDataType, CUtensorMapInterleave,
+ * CUtensorMapSwizzle, CUtensorMapL2promotion and CUtensorMapFloatOOBfill. */
+enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1 };
+enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 };
+enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
+typedef CUresult (*cu_tensor_map_encode_tiled_fn)(kiln_tma_desc *map, int data_type, uint32_t rank, void *address,
+                                                  const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                                  const uint32_t *element_strides, int interleave, int swizzle,
+                                                  int l2_promotion, int oob_fill);
+
 /* Dynamic shared memory a kernel may use without opting in. */
 #define CUDA_DEFAULT_DYNAMIC_LDS (48 * 1024)
 
@@ -50,6 +62,7 @@ typedef struct cuda_api {
     CUresult (*launch_kernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared_bytes, CUstream stream, void **params, void **extra);
     CUresult (*get_error_string)(CUresult rc, const char **text);
+    cu_tensor_map_encode_tiled_fn tensor_map_encode_tiled; /* optional (not in SYMBOLS): NULL before CUDA 12.0 */
 } cuda_api;
 
 /* Exported names: cuda.h maps some API names to versioned symbols (cuCtxPushCurrent -> cuCtxPushCurrent_v2). */
@@ -102,6 +115,10 @@ static int resolve(cuda_device *d)
         /* POSIX: a function's address from dlsym converts to its pointer type; memcpy avoids the ISO C cast. */
         memcpy((char *)&d->api + SYMBOLS[i].offset, &sym, sizeof sym);
     }
+    /* Optional: a driver without it still runs every family but the TMA-fed one. */
+    void *sym = dlsym(d->lib, "cuTensorMapEncodeTiled");
+    if (sym)
+        memcpy(&d->api.tensor_map_encode_tiled, &sym, sizeof sym);
     return 1;
 }
 
@@ -283,11 +300,15 @@ static kiln_status cuda_get_kernel(void *dev, void *module, const char *symbol, 
 }
 
 static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
-                               const kiln_gemm_params *params, void *stream)
+                               const void *arg, size_t arg_bytes, void *stream)
 {
     cuda_device *d = dev;
-    kiln_gemm_params copy = *params; /* cuLaunchKernel wants non-const argument pointers */
-    void *args[1] = {&copy};          /* the kernel's one argument; the driver copies it at launch */
+    /* cuLaunchKernel wants non-const argument pointers; the copy keeps the 64-byte alignment of kiln_tma_params. */
+    _Alignas(64) unsigned char copy[KILN_MAX_ARG_BYTES];
+    if (arg_bytes == 0 || arg_bytes > sizeof copy)
+        return KILN_STATUS_INTERNAL_ERROR;
+    memcpy(copy, arg, arg_bytes);
+    void *args[1] = {copy}; /* the kernel's one argument; the driver copies it (its size from the kernel) at launch */
     int pushed;
     kiln_status st = cuda_enter(d, &pushed);
     if (st != KILN_STATUS_SUCCESS)
@@ -296,6 +317,32 @@ static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], 
                                        (CUstream)stream, args, NULL);
     cuda_leave(d, pushed);
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuLaunchKernel", rc);
+}
+
+static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, const void *base,
+                                   const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
+{
+    cuda_device *d = dev;
+    static const uint32_t element_strides[3] = {1, 1, 1};
+    if (!d->api.tensor_map_encode_tiled) {
+        pthread_mutex_lock(&d->error_lock);
+        snprintf(d->error, sizeof d->error, "the driver has no cuTensorMapEncodeTiled");
+        pthread_mutex_unlock(&d->error_lock);
+        return KILN_STATUS_DRIVER_ERROR;
+    }
+    if (elem_bytes != 1 && elem_bytes != 2)
+        return KILN_STATUS_INTERNAL_ERROR;
+    int pushed;
+    kiln_status st = cuda_enter(d, &pushed);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    void *address = (void *)(uintptr_t)base; /* the driver's prototype takes a non-const pointer; it only stores it */
+    CUresult rc = d->api.tensor_map_encode_tiled(
+        out, elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, address, dims,
+        strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    cuda_leave(d, pushed);
+    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuTensorMapEncodeTiled", rc);
 }
 
 const kiln_backend kiln_backend_cuda = {
@@ -307,4 +354,5 @@ const kiln_backend kiln_backend_cuda = {
     .get_kernel = cuda_get_kernel,
     .launch = cuda_launch,
     .last_error = cuda_last_error,
+    .tma_encode = cuda_tma_encode,
 };

@@ -271,14 +271,17 @@ static kiln_status hip_get_kernel(void *dev, void *module, const char *symbol, i
 }
 
 /* The kernel's one by-value argument goes as the kernarg buffer (HIP_LAUNCH_PARAM_BUFFER_POINTER), which every HIP
- * version takes; the code object's kernarg segment is exactly sizeof(kiln_gemm_params). */
+ * version takes; the code object's kernarg segment is exactly the argument's size (sizeof(kiln_gemm_params)). */
 static kiln_status hip_launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
-                              const kiln_gemm_params *params, void *stream)
+                              const void *arg, size_t arg_bytes, void *stream)
 {
     hip_device *d = dev;
-    kiln_gemm_params copy = *params;
-    size_t size = sizeof copy;
-    void *extra[5] = {KILN_HIP_LAUNCH_PARAM_BUFFER_POINTER, &copy, KILN_HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
+    _Alignas(64) unsigned char copy[KILN_MAX_ARG_BYTES];
+    if (arg_bytes == 0 || arg_bytes > sizeof copy)
+        return KILN_STATUS_INTERNAL_ERROR;
+    memcpy(copy, arg, arg_bytes);
+    size_t size = arg_bytes;
+    void *extra[5] = {KILN_HIP_LAUNCH_PARAM_BUFFER_POINTER, copy, KILN_HIP_LAUNCH_PARAM_BUFFER_SIZE, &size,
                       KILN_HIP_LAUNCH_PARAM_END};
     int previous;
     kiln_status st = hip_enter(d, &previous);
@@ -299,4 +302,5 @@ const kiln_backend kiln_backend_hip = {
     .get_kernel = hip_get_kernel,
     .launch = hip_launch,
     .last_error = hip_last_error,
+    .tma_encode = NULL, /* no TMA-fed family on AMD */
 };

@@ -263,6 +263,25 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
     prm->beta = a->beta;
 }
 
+/* The two tensor maps of a wgmma launch (kiln_abi.h): A as {k, m, batch}, B ([n][k], TN) as {k, n, batch}, where a
+ * prepacked B's rows run to ldb (zero-padded); boxes of 128 bytes of K by a tile's rows. */
+static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const kiln_problem *p, const kiln_args *a,
+                               kiln_tma_params *P)
+{
+    int64_t ea = (int64_t)kiln_dtype_bytes(p->a_type), eb = (int64_t)kiln_dtype_bytes(p->b_type);
+    int batched = p->batch > 1;
+    const uint64_t a_dims[3] = {(uint64_t)p->k, (uint64_t)p->m, (uint64_t)p->batch};
+    const uint64_t a_strides[2] = {(uint64_t)(p->lda * ea), (uint64_t)((batched ? p->stride_a : p->lda * p->m) * ea)};
+    const uint32_t a_box[3] = {(uint32_t)(128 / ea), (uint32_t)sol->mt0, 1};
+    const uint64_t b_dims[3] = {(uint64_t)(p->b_prepacked ? p->ldb : p->k), (uint64_t)p->n, (uint64_t)p->batch};
+    const uint64_t b_strides[2] = {(uint64_t)(p->ldb * eb), (uint64_t)((batched ? p->stride_b : p->ldb * p->n) * eb)};
+    const uint32_t b_box[3] = {(uint32_t)(128 / eb), (uint32_t)sol->mt1, 1};
+    kiln_status st = h->backend->tma_encode(h->dev, &P->a, (int)ea, a->a, a_dims, a_strides, a_box);
+    if (st == KILN_STATUS_SUCCESS)
+        st = h->backend->tma_encode(h->dev, &P->b, (int)eb, a->b, b_dims, b_strides, b_box);
+    return st;
+}
+
 kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
                      void *workspace, size_t workspace_bytes, void *stream)
 {
@@ -283,23 +302,44 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
     if (st != KILN_STATUS_SUCCESS)
         return st;
     const kiln_solution *sol = &h->tables.solutions[s];
+    int wgmma = kiln_solution_wgmma(sol);
     kiln_geometry g;
     kiln_solution_geometry(sol, p, &g);
     st = check_workspace(g.workspace_bytes, workspace, workspace_bytes);
     if (st != KILN_STATUS_SUCCESS)
         return st;
+    if (wgmma && !h->backend->tma_encode)
+        return KILN_STATUS_NO_CODE_FOR_DEVICE; /* a TMA-fed kernel on a backend that cannot encode tensor maps */
     void *gemm = NULL, *reduce = NULL;
     st = kiln_handle_kernels(h, s, &gemm, &reduce);
     if (st != KILN_STATUS_SUCCESS)
         return st;
 
-    kiln_gemm_params prm;
-    fill_params(p, args, &g, sol->gsu, workspace, &prm);
-    const uint32_t grid[3] = {(uint32_t)g.grid_x, 1, (uint32_t)g.grid_z};
-    st = h->backend->launch(h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, &prm, stream);
+    kiln_tma_params P; /* the wgmma family's argument (its GEMM params are P.p) */
+    kiln_gemm_params plain, *prm = &plain;
+    if (wgmma) {
+        memset(&P, 0, sizeof P); /* padding included: the launch copies every byte */
+        prm = &P.p;
+    }
+    fill_params(p, args, &g, sol->gsu, workspace, prm);
+    uint32_t grid[3] = {(uint32_t)g.grid_x, 1, (uint32_t)g.grid_z};
+    const void *arg = prm;
+    size_t arg_bytes = sizeof *prm;
+    if (wgmma) {
+        P.num_tiles = (int32_t)g.grid_x; /* the size predicate bounds it by INT32_MAX */
+        st = encode_maps(h, sol, p, args, &P);
+        if (st != KILN_STATUS_SUCCESS)
+            return st;
+        int64_t sms = h->limits.sm_count;
+        grid[0] = (uint32_t)(sol->persistent && sms > 0 && sms < g.grid_x ? sms : g.grid_x);
+        arg = &P;
+        arg_bytes = sizeof P;
+    }
+    st = h->backend->launch(h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,
+                            stream);
     if (st == KILN_STATUS_SUCCESS && sol->gsu > 1) {
         const uint32_t reduce_grid[3] = {(uint32_t)g.reduce_grid_x, 1, (uint32_t)p->batch};
-        st = h->backend->launch(h->dev, reduce, reduce_grid, KILN_REDUCE_THREADS, 0, &prm, stream);
+        st = h->backend->launch(h->dev, reduce, reduce_grid, KILN_REDUCE_THREADS, 0, prm, sizeof *prm, stream);
     }
     return st;
 }

@@ -81,6 +81,8 @@ static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
     return 1;
 }
 
+int kiln_solution_wgmma(const kiln_solution *s) { return s->family && strcmp(s->family, "wgmma") == 0; }
+
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g)
 {
     int64_t kb = p->b_prepacked ? p->ldb : p->k;
@@ -90,6 +92,11 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
     g->k_tiles_per_split = ceil_div(g->k_tiles, s->gsu);
     g->grid_x = g->tiles_m * g->tiles_n; /* m, n <= INT32_MAX: fits */
     g->grid_z = p->batch * s->gsu;       /* batch <= KILN_DEFAULT_MAX_GRID_Z: fits */
+    if (kiln_solution_wgmma(s)) {
+        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). */
+        g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
+        g->grid_z = 1;
+    }
     g->reduce_grid_x = 0;
     g->workspace_bytes = 0;
     if (s->gsu > 1) {
@@ -152,7 +159,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
     int64_t max_x = in->max_grid_x > 0 ? in->max_grid_x : KILN_DEFAULT_MAX_GRID_X;
     int64_t max_z = in->max_grid_z > 0 ? in->max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
     if (!(in->skip & (1u << KILN_REJECT_SIZE))) {
-        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || g.k_tiles_per_split > INT32_MAX)
+        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || g.k_tiles_per_split > INT32_MAX ||
+            (kiln_solution_wgmma(s) && g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles */
             return reject(why, why_len, KILN_REJECT_SIZE,
                           "grid %" PRId64 " x 1 x %" PRId64 " exceeds the device limits", g.grid_x, g.grid_z);
         if (g.workspace_bytes > (uint64_t)INT64_MAX)

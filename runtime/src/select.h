@@ -76,10 +76,15 @@ typedef struct kiln_geometry {
     int64_t tiles_m, tiles_n;   /* ceil(m / mt0), ceil(n / mt1) */
     int64_t k_tiles;            /* ceil(kb / depth_u); kb = k, or ldb for a prepacked B (padded with zeros) */
     int64_t k_tiles_per_split;  /* ceil(k_tiles / gsu) */
-    int64_t grid_x, grid_z;     /* GEMM kernel: tiles_m * tiles_n, batch * gsu */
+    int64_t grid_x, grid_z;     /* GEMM kernel: tiles_m * tiles_n, batch * gsu; wgmma family: every tile on x,
+                                 * tiles_m * tiles_n * batch * gsu (= kiln_tma_params.num_tiles; INT64_MAX if that
+                                 * overflows), and 1 (the launch grid x is then min(tiles, SMs) when persistent) */
     int64_t reduce_grid_x;      /* reduce kernel: ceil(m * n / KILN_REDUCE_THREADS); 0 when gsu == 1 */
     uint64_t workspace_bytes;   /* gsu > 1: gsu * batch * m * n * 4, UINT64_MAX if that overflows; else 0 */
 } kiln_geometry;
+
+/* Whether s is of the TMA-fed wgmma family (family "wgmma": argument kiln_tma_params, all tiles on grid x). */
+int kiln_solution_wgmma(const kiln_solution *s);
 
 /* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g);

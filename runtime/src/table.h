@@ -20,7 +20,7 @@ typedef struct kiln_solution {
     const char *name;        /* identity: the code object's kernel symbol and the generated file name */
     uint64_t name_hash;      /* FNV-1a 64 of name */
     const char *arch;        /* "sm90", "gfx942", ... */
-    const char *family;      /* "mma", ... */
+    const char *family;      /* "mma", "wgmma" (sm_90a, TMA-fed: kiln_tma_params, see kiln_abi.h), ... */
     kiln_dtype a_type, b_type, d_type;
     kiln_layout layout;
     int b_prepacked;
@@ -32,6 +32,9 @@ typedef struct kiln_solution {
     int align_a, align_b;    /* required element alignment of A/B pointers and lda/ldb */
     int k_multiple;          /* K must be a multiple of this (1 = any) */
     const char *reduce_name; /* split-K reduction kernel symbol, NULL when gsu == 1 */
+    int persistent;          /* 1: the kernel loops over its tiles and the runtime launches min(tiles, SM count)
+                              * workgroups; 0: one workgroup per tile. Last, so that positional initializers without
+                              * it leave it 0. */
 } kiln_solution;
 
 typedef struct kiln_exact {

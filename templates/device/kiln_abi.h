@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 typedef struct kiln_gemm_params {
     const void *a;
@@ -30,8 +30,25 @@ typedef struct kiln_gemm_params {
     float alpha, beta;
 } kiln_gemm_params;
 
+/* A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded by the runtime with
+ * cuTensorMapEncodeTiled and passed by value. */
+typedef struct __attribute__((aligned(64))) kiln_tma_desc {
+    uint64_t opaque[16];
+} kiln_tma_desc;
+
+/* The argument of the wgmma family (sm_90a). Maps are 3-D: {contiguous extent, rows, batch}.
+ *   a: {K, M, batch} of A, box {128 bytes of K, MT0}, 128-byte swizzle
+ *   b: {K (prepacked: ldb), N, batch} of B, box {128 bytes of K, MT1}, 128-byte swizzle
+ * Tiles t = 0 .. num_tiles-1 run on CTAs t % gridDim.x (persistent when gridDim.x < num_tiles). */
+typedef struct kiln_tma_params {
+    kiln_tma_desc a, b;
+    kiln_gemm_params p;
+    int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu */
+} kiln_tma_params;
+
 /* Launch geometry (computed by the runtime):
  *   GEMM kernel:   grid = (tiles_m * tiles_n, 1, batch * gsu), block = threads, dynamic LDS = lds_bytes
+ *   wgmma family:  grid = (min(num_tiles, persistent CTAs), 1, 1), argument kiln_tma_params
  *   reduce kernel: grid = (ceil(m * n / 256), 1, batch), block = 256, no LDS (only when gsu > 1)
  */
 #define KILN_REDUCE_THREADS 256

@@ -1,5 +1,6 @@
 /* A fake GPU backend for the API tests: an "sm90" device with H100-like limits that records what it is asked to do
- * and never runs anything. */
+ * and never runs anything. fake_backend encodes tensor maps (recording the requests); fake_backend_no_tma has no
+ * tma_encode, like the HIP backend. */
 #ifndef KILN_FAKE_BACKEND_H
 #define KILN_FAKE_BACKEND_H
 
@@ -11,15 +12,30 @@
 typedef struct fake_launch {
     const char *symbol;
     uint32_t grid[3], block, lds;
-    kiln_gemm_params params;
+    size_t arg_bytes;        /* the argument's size: sizeof(kiln_gemm_params) or sizeof(kiln_tma_params) */
+    kiln_gemm_params params; /* the argument, or the GEMM params inside a kiln_tma_params */
+    kiln_tma_params tma;     /* the argument when it is a kiln_tma_params */
     void *stream;
 } fake_launch;
 
+typedef struct fake_encode {
+    int elem_bytes;
+    const void *base;
+    uint64_t dims[3], strides[2];
+    uint32_t box[3];
+} fake_encode;
+
 static struct {
-    int opens, closes, loads, unloads, kernels, launches;
-    int fail_launch; /* make launches fail with DRIVER_ERROR */
-    fake_launch last[2]; /* the first two launches since fake_reset */
+    int opens, closes, loads, unloads, kernels, launches, encodes;
+    int fail_launch;       /* make launches fail with DRIVER_ERROR */
+    int fail_encode;       /* n > 0: the n-th tensor-map encode since fake_reset fails with DRIVER_ERROR */
+    int bad_arg_bytes;     /* launches whose argument was of neither size */
+    fake_launch last[2];   /* the first two launches since fake_reset */
+    fake_encode encode[2]; /* the first two encodes since fake_reset */
 } fake;
+
+/* The SM count the next fake_open reports (0: unknown). */
+static int fake_sm_count = 132;
 
 static void fake_reset(void)
 {
@@ -36,7 +52,7 @@ static kiln_status fake_open(void **dev, char arch[KILN_ARCH_LEN], kiln_device_l
     limits->max_lds_bytes = FAKE_MAX_LDS;
     limits->max_grid_x = 2147483647;
     limits->max_grid_z = 65535;
-    limits->sm_count = 132;
+    limits->sm_count = fake_sm_count;
     *dev = &fake;
     return KILN_STATUS_SUCCESS;
 }
@@ -74,21 +90,51 @@ static kiln_status fake_get_kernel(void *dev, void *module, const char *symbol, 
 }
 
 static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t grid[3], uint32_t block,
-                                      uint32_t lds_bytes, const kiln_gemm_params *params, void *stream)
+                                      uint32_t lds_bytes, const void *arg, size_t arg_bytes, void *stream)
 {
     (void)dev;
     if (fake.fail_launch)
         return KILN_STATUS_DRIVER_ERROR;
+    if (arg_bytes != sizeof(kiln_gemm_params) && arg_bytes != sizeof(kiln_tma_params))
+        fake.bad_arg_bytes++;
     if (fake.launches < 2) {
         fake_launch *l = &fake.last[fake.launches];
+        memset(l, 0, sizeof *l);
         l->symbol = (const char *)kernel;
         memcpy(l->grid, grid, sizeof l->grid);
         l->block = block;
         l->lds = lds_bytes;
-        l->params = *params;
+        l->arg_bytes = arg_bytes;
+        if (arg_bytes == sizeof(kiln_gemm_params)) {
+            memcpy(&l->params, arg, sizeof l->params);
+        } else if (arg_bytes == sizeof(kiln_tma_params)) {
+            memcpy(&l->tma, arg, sizeof l->tma);
+            l->params = l->tma.p; /* so that checks of params read the same fields for every family */
+        }
         l->stream = stream;
     }
     fake.launches++;
+    return KILN_STATUS_SUCCESS;
+}
+
+/* Records the request and writes a recognizable map: its first word is the base address, its second elem_bytes. */
+static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, const void *base,
+                                   const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
+{
+    (void)dev;
+    if (fake.encodes < 2) {
+        fake_encode *e = &fake.encode[fake.encodes];
+        e->elem_bytes = elem_bytes;
+        e->base = base;
+        memcpy(e->dims, dims, sizeof e->dims);
+        memcpy(e->strides, strides_bytes, sizeof e->strides);
+        memcpy(e->box, box, sizeof e->box);
+    }
+    if (++fake.encodes == fake.fail_encode)
+        return KILN_STATUS_DRIVER_ERROR;
+    memset(out, 0, sizeof *out);
+    out->opaque[0] = (uint64_t)(uintptr_t)base;
+    out->opaque[1] = (uint64_t)elem_bytes;
     return KILN_STATUS_SUCCESS;
 }
 
@@ -100,7 +146,12 @@ static const char *fake_last_error(void *dev)
 
 static const kiln_backend fake_backend = {
     "fake", fake_open, fake_close, fake_load_module, fake_unload_module, fake_get_kernel, fake_launch_kernel,
-    fake_last_error,
+    fake_last_error, fake_tma_encode,
+};
+
+static const kiln_backend fake_backend_no_tma = {
+    "fake", fake_open, fake_close, fake_load_module, fake_unload_module, fake_get_kernel, fake_launch_kernel,
+    fake_last_error, NULL,
 };
 
 #endif /* KILN_FAKE_BACKEND_H */

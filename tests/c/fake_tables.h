@@ -17,7 +17,10 @@ enum {
     FAKE_FP8_SM89 = 8,     /* the sm89 fp8 solution (no code object) */
     FAKE_FP8_NOCODE = 9,   /* sm90 fp8, last in YAML order, no code object */
     FAKE_E5M2_NOCODE = 10, /* e5m2 x e5m2 -> bf16 TN: the only solution of its logic, no code object */
-    FAKE_NUM_SOLUTIONS = 11
+    FAKE_WG_FP8 = 11,        /* wgmma e4m3 x e4m3 -> f32 TN, 128x128x128, persistent, 384 threads, lds 192 KiB */
+    FAKE_WG_FP8_SPLITK = 12, /* the same with gsu 2 and a reduce kernel, one CTA per tile (not persistent) */
+    FAKE_WG_MIXED = 13,      /* wgmma f16 x e4m3 -> f32 TN prepacked, 128x128x64, persistent, align_a 8, align_b 16 */
+    FAKE_NUM_SOLUTIONS = 14
 };
 
 /* H100-like limits used by the tests' fake device. */

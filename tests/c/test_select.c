@@ -200,6 +200,41 @@ static void test_size(void)
     CHECK(kiln_solution_fits(&T.solutions[FAKE_FP8_MT128], &in, NULL, 0) == KILN_FITS, "grid z 3 <= 3");
 }
 
+/* The wgmma family puts every tile of every batch and split on grid x; grid z is 1. */
+static void test_wgmma_geometry(void)
+{
+    kiln_problem p;
+    kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_F32, KILN_LAYOUT_TN, 100, 200, 1024);
+    p.batch = 3;
+    kiln_geometry g;
+    kiln_solution_geometry(&T.solutions[FAKE_WG_FP8_SPLITK], &p, &g);
+    CHECK(g.tiles_m == 1 && g.tiles_n == 2 && g.k_tiles == 8 && g.k_tiles_per_split == 4, "wgmma tiles");
+    CHECK(g.grid_x == 1 * 2 * 3 * 2 && g.grid_z == 1 && g.reduce_grid_x == 79, "wgmma grids %lld %lld %lld",
+          (long long)g.grid_x, (long long)g.grid_z, (long long)g.reduce_grid_x);
+    CHECK(g.workspace_bytes == 2u * 3u * 100u * 200u * 4u, "wgmma workspace %llu",
+          (unsigned long long)g.workspace_bytes);
+    CHECK(kiln_solution_wgmma(&T.solutions[FAKE_WG_FP8]) && !kiln_solution_wgmma(&T.solutions[FAKE_FP8_MT128]),
+          "family");
+
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    in.max_grid_z = 1; /* batch 3 is on grid x: 2 x 3 tiles */
+    in.max_grid_x = 6;
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_WG_FP8], &in, NULL, 0) == KILN_FITS, "6 CTAs fit");
+    in.max_grid_x = 5;
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_WG_FP8], &in, NULL, 0) == KILN_REJECT_SIZE, "6 > 5");
+
+    /* num_tiles is an int32 whatever the device's grid limit; the product saturates instead of overflowing */
+    kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_F32, KILN_LAYOUT_TN, INT64_C(1) << 30,
+                      INT64_C(1) << 30, 128);
+    in = input(&p, NULL, FAKE_MAX_LDS);
+    in.max_grid_x = INT64_MAX;
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_WG_FP8], &in, NULL, 0) == KILN_REJECT_SIZE, "2^46 tiles");
+    p.m = p.n = INT32_MAX;
+    p.batch = 65535;
+    kiln_solution_geometry(&T.solutions[FAKE_WG_FP8_SPLITK], &p, &g);
+    CHECK(g.grid_x == INT64_MAX, "saturated: %lld", (long long)g.grid_x);
+}
+
 static void test_top_k_and_determinism(void)
 {
     kiln_problem p = fp8_problem(3000, 5000, 7040);
@@ -348,6 +383,7 @@ int main(void)
     test_alignment();
     test_gsu();
     test_size();
+    test_wgmma_geometry();
     test_top_k_and_determinism();
     test_no_solution();
     test_metrics_and_references();

@@ -1,0 +1,369 @@
+// The wgmma family (sm_90a): a warp-specialized, persistent GEMM.
+//
+//   warpgroup 0 (producer, 40 registers): one thread walks the CTA's tiles and issues TMA loads of A and B K-tiles
+//                into a ring of STAGES shared-memory stages; stage s completes on full[s] (transaction bytes) and is
+//                given back on empty[s] by every consumer warp.
+//   warpgroups 1..WG0*WG1 (consumers, 232 registers): consumer (cm, cn) owns rows cm*RPC.. and columns cn*CPC.. of
+//                the MT0 x MT1 tile; it issues wgmma.mma_async on each stage, keeps one K-tile of wgmma in flight,
+//                and runs the fused epilogue (scales, bias, activation, conversion) through its own shared-memory
+//                staging, writing D with coalesced 16-byte stores (split-K: f32 partial sums to the workspace).
+//
+// Two operand paths:
+//   SS   (SWAP = false): A and B both from shared memory, K-major, 128-byte swizzle; fp8 m64nNk32 or 16-bit m64nNk16.
+//   SWAP (SWAP = true):  16-bit activations x prepacked fp8 weights. wgmma takes only its A operand from registers,
+//                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
+//                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
+//
+// Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch. CTA b
+// takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not persistent).
+#ifndef KILN_GEMM_WGMMA_H
+#define KILN_GEMM_WGMMA_H
+
+#include "kiln_epilogue.h"
+#include "kiln_mma_ptx.h"
+#include "kiln_sm90.h"
+
+namespace kiln {
+
+template <class C> struct WgmmaGemm {
+    using TA = typename C::TA;
+    using TB = typename C::TB;
+    using TD = typename C::TD;
+    static constexpr int EA = (int)sizeof(TA), EB = (int)sizeof(TB), ED = (int)sizeof(TD);
+    // PK 2 (ping-pong): two consumer warpgroups take alternate tiles, each a whole tile (wg 1x1); their mainloops
+    // take turns on the tensor cores so that one's epilogue overlaps the other's mainloop.
+    static constexpr bool PINGPONG = C::PK == 2;
+    static constexpr int CONSUMERS = PINGPONG ? 2 : C::WG0 * C::WG1;
+    static constexpr int STAGE_READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
+    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    static constexpr int STAGES = C::PGR + 1;
+    static constexpr int RPC = C::MT0 / C::WG0;  // tile rows (M) per consumer
+    static constexpr int CPC = C::MT1 / C::WG1;  // tile columns (N) per consumer
+    // SS: wgmma M runs along the tile's rows; SWAP: along its columns (the weights' rows).
+    static constexpr int REP = C::SWAP ? CPC / 64 : RPC / 64;
+    static constexpr int ACC = C::Mma::N / 2;  // f32 accumulators per thread per wgmma
+    static constexpr int A_SUBS = C::DU * EA / 128, B_SUBS = C::DU * EB / 128;
+    static constexpr int A_STAGE = C::MT0 * C::DU * EA, B_STAGE = C::MT1 * C::DU * EB;
+    static constexpr int KSTEPS = C::SWAP ? C::DU / 16 : C::DU * EA / 32;  // wgmma per K-tile (32 bytes of A each)
+    static constexpr int EPI_REGION = RPC * 128;  // f32 staging of one 32-column chunk per consumer
+    static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
+    static constexpr int BAR_OFFSET = STAGES * (A_STAGE + B_STAGE) + EPI_BYTES;
+    // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
+    static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+    static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
+    static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
+    static_assert(A_SUBS >= 1 && B_SUBS >= 1 && A_SUBS * 128 == C::DU * EA && B_SUBS * 128 == C::DU * EB,
+                  "each K-tile row is whole 128-byte swizzle rows");
+    static_assert(C::MT0 <= 256 && C::MT1 <= 256 && RPC <= 256, "TMA boxes are at most 256 rows");
+    static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
+    static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
+
+    struct Tile {
+        int tm, tn, batch, split, kt0, iters, stagger;
+    };
+
+    // WorkGroupMapping: consecutive tiles walk WGM tile-rows together before moving along N.
+    KILN_DEVICE static Tile tile(const kiln_tma_params &P, int t) {
+        const kiln_gemm_params &p = P.p;
+        Tile T;
+        const int per_batch = p.tiles_m * p.tiles_n;
+        const int bs = t / per_batch, r = t % per_batch;
+        T.batch = bs / C::GSU;
+        T.split = bs % C::GSU;
+        const int per_group = C::WGM * p.tiles_n;
+        const int first_m = (r / per_group) * C::WGM;
+        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
+        T.tm = first_m + (r % per_group) % rows;
+        T.tn = (r % per_group) / rows;
+        const int kb = C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k;
+        const int k_tiles = (kb + C::DU - 1) / C::DU;
+        T.kt0 = T.split * p.k_tiles_per_split;
+        const int kt1 = T.kt0 + p.k_tiles_per_split < k_tiles ? T.kt0 + p.k_tiles_per_split : k_tiles;
+        T.iters = kt1 > T.kt0 ? kt1 - T.kt0 : 0;
+        T.stagger = 0;
+        if constexpr (C::SU > 0) {
+            const int id = C::SUM == 0 ? T.tm : C::SUM == 1 ? T.tn : C::SUM == 2 ? T.batch : t;
+            if (T.iters > 0) T.stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % T.iters;
+        }
+        return T;
+    }
+
+    KILN_DEVICE static void advance(int &stage, uint32_t &phase) {
+        if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
+        }
+    }
+
+    KILN_DEVICE static void produce(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty) {
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
+            const Tile T = tile(P, t);
+            for (int i = 0; i < T.iters; ++i) {
+                const int k0 = (T.kt0 + (i + T.stagger) % T.iters) * C::DU;
+                sm90::mbar_wait(&empty[stage], phase ^ 1);
+                sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE);
+                uint8_t *sa = smem + stage * A_STAGE;
+                uint8_t *sb = smem + STAGES * A_STAGE + stage * B_STAGE;
+#pragma unroll
+                for (int j = 0; j < A_SUBS; ++j)
+                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.tm * C::MT0,
+                                      T.batch);
+#pragma unroll
+                for (int j = 0; j < B_SUBS; ++j)
+                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.tn * C::MT1,
+                                      T.batch);
+                advance(stage, phase);
+            }
+        }
+    }
+
+    // SS: one K-tile of wgmma from shared memory.
+    KILN_DEVICE static void mma_ss(float (&acc)[REP][ACC], uint32_t a_base, uint32_t b_base, int first) {
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            const uint32_t koff = (kk * 32) % 128;
+            const uint32_t a = a_base + (kk * 32 / 128) * (C::MT0 * 128) + koff;
+            const uint32_t b = b_base + (kk * 32 / 128) * (C::MT1 * 128) + koff;
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+                C::Mma::run(acc[r], sm90::desc_k128(a + r * 64 * 128), sm90::desc_k128(b), (first && kk == 0) ? 0 : 1);
+        }
+    }
+
+    // SWAP: the weight fragments of one K-tile, widened. Thread (warp w, lane 4g+q) holds rows 16w+g and 16w+g+8 of
+    // each 64-row block; in the prepack order the 4 bytes at 4q of a 16-K group are exactly its K indices
+    // (2q, 2q+1, 2q+8, 2q+9) -> registers a0/a2 (row) and a1/a3 (row + 8).
+    KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane) {
+        const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk) {
+                const int row = r * 64 + warp * 16 + g;  // row & 7 == g: the swizzle of both rows
+                const uint32_t addr = w_base + (kk * 16 / 128) * (C::MT1 * 128) + row * 128 +
+                                      ((((kk * 16 % 128) >> 4) ^ g) << 4) + 4 * q;
+                const uint32_t w0 = sm90::lds_u32(addr), w1 = sm90::lds_u32(addr + 8 * 128);
+                using Up = Upcast<TB, typename C::T16>;
+                frag[r][kk][0] = Up::pair(w0, 0);
+                frag[r][kk][1] = Up::pair(w1, 0);
+                frag[r][kk][2] = Up::pair(w0, 1);
+                frag[r][kk][3] = Up::pair(w1, 1);
+            }
+    }
+
+    KILN_DEVICE static void mma_rs(float (&acc)[REP][ACC], const uint32_t (&frag)[REP][KSTEPS][4], uint32_t x_base,
+                                   int first) {
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            const uint32_t x = x_base + (kk * 32 / 128) * (C::MT0 * 128) + (kk * 32) % 128;
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+                C::Mma::run(acc[r], frag[r][kk], sm90::desc_k128(x), (first && kk == 0) ? 0 : 1);
+        }
+    }
+
+    // The epilogue, in chunks of 32 columns of the consumer's sub-tile (128 bytes of f32 per row):
+    //   A: the accumulators of the chunk go to the consumer's f32 staging (rows of 128 bytes, 16-byte chunks
+    //      XOR-swizzled by row & 7: conflict-free for the wgmma register layout and for row reads);
+    //   B: a rolled loop over the chunk, 4 threads per row and 8 columns each, applies the epilogue and writes D with
+    //      16-byte coalesced stores (split-K: the raw partial sums to the workspace).
+    // Only B carries the epilogue's code, once: the unrolled part A is a store per accumulator pair.
+    static constexpr int CHUNK = 32;
+    static constexpr int CHUNKS = CPC / CHUNK;
+
+    KILN_DEVICE static uint32_t staging_addr(uint32_t base, int row, int col) {
+        return base + row * 128 + ((((col * 4) >> 4) ^ (row & 7)) << 4) + ((col * 4) & 15);
+    }
+
+    KILN_DEVICE static void stage_chunk(float (&acc)[REP][ACC], uint32_t base, int ch, int warp, int lane) {
+        const int g = lane >> 2, q = lane & 3;
+        if constexpr (C::SWAP) {
+            // wgmma rows are D columns: chunk ch is rows 32*ch.. of the wgmma block r = ch / 2, held by warps
+            // 2*(ch%2) and 2*(ch%2)+1.
+            constexpr int PER_R = 64 / CHUNK;
+            if (warp / 2 != ch % PER_R) return;
+            const int r = ch / PER_R;
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) {
+                const int m = 8 * (e >> 2) + 2 * q + (e & 1);
+                const int n = (warp % 2) * 16 + g + 8 * ((e >> 1) & 1);
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(staging_addr(base, m, n)), "f"(acc[r][e]) : "memory");
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int c = 0; c < CHUNK / 8; ++c)
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        const int e = (ch * (CHUNK / 8) + c) * 4 + 2 * i;
+                        const int row = r * 64 + warp * 16 + g + 8 * i, col = c * 8 + 2 * q;
+                        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(staging_addr(base, row, col)),
+                                     "f"(acc[r][e]), "f"(acc[r][e + 1])
+                                     : "memory");
+                    }
+        }
+    }
+
+    KILN_DEVICE static void flush_chunk(const kiln_gemm_params &p, const EpilogueScales &sc, const Tile &T,
+                                        uint32_t base, int row0, int col0, int tid) {
+        const int cq = tid & 3;
+        const int col = col0 + cq * 8;
+        if (col >= p.n) return;
+        const bool full = col + 8 <= p.n;
+        for (int lr = tid >> 2; lr < RPC; lr += 32) {
+            const int row = row0 + lr;
+            if (row >= p.m) break;
+            float v[8];
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+                         : "r"(staging_addr(base, lr, cq * 8)));
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=f"(v[4]), "=f"(v[5]), "=f"(v[6]), "=f"(v[7])
+                         : "r"(staging_addr(base, lr, cq * 8 + 4)));
+            if constexpr (C::GSU > 1) {
+                float *out = splitk_slice(p, T.batch, T.split, C::GSU) + (int64_t)row * p.n + col;
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    if (full || col + j < p.n) out[j] = v[j];
+            } else {
+                TD out[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    if (full || col + j < p.n) store_f32(out, j, epilogue_value<TD>(p, sc, T.batch, row, col + j, v[j]));
+                TD *dst = (TD *)p.d + (int64_t)T.batch * p.stride_d + (int64_t)row * p.ldd + col;
+                if (full && ((uintptr_t)dst & 15) == 0 && (8 * ED) % 16 == 0) {
+#pragma unroll
+                    for (int j = 0; j < 8 * ED / 16; ++j)
+                        reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(out)[j];
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        if (full || col + j < p.n) dst[j] = out[j];
+                }
+            }
+        }
+    }
+
+    KILN_DEVICE static void epilogue(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC], uint8_t *region,
+                                     int cw, int cm, int cn, int tid, int warp, int lane) {
+        const kiln_gemm_params &p = P.p;
+        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
+        const EpilogueScales sc = epilogue_scales(p);
+        const uint32_t base = sm90::smem_u32(region);
+#pragma unroll
+        for (int ch = 0; ch < CHUNKS; ++ch) {
+            stage_chunk(acc, base, ch, warp, lane);
+            sm90::named_barrier(1 + cw, 128);
+            flush_chunk(p, sc, T, base, row0, col0 + ch * CHUNK, tid);
+            sm90::named_barrier(1 + cw, 128);
+        }
+    }
+
+    KILN_DEVICE static void consume(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty, int cw) {
+        const int tid = thread_x() % 128, warp = tid / 32, lane = tid % 32;
+        const int cm = PINGPONG ? 0 : cw % C::WG0, cn = PINGPONG ? 0 : cw / C::WG0;
+        uint8_t *region = smem + STAGES * (A_STAGE + B_STAGE) + cw * EPI_REGION;
+        int stage = 0;
+        uint32_t phase = 0;
+        float acc[REP][ACC];
+        int turn = 0;  // tiles of this CTA so far
+        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x, ++turn) {
+            const Tile T = tile(P, t);
+            if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
+                for (int i = 0; i < T.iters; ++i) advance(stage, phase);
+                continue;
+            }
+            if (PINGPONG && turn > 0) sm90::named_barrier(3 + cw, 256);  // wait for the other's mainloop to be issued
+            if (T.iters == 0) {
+#pragma unroll
+                for (int r = 0; r < REP; ++r)
+#pragma unroll
+                    for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+            }
+            int prev = -1;
+            for (int i = 0; i < T.iters; ++i) {
+                sm90::mbar_wait(&full[stage], phase);
+                const uint32_t sa = sm90::smem_u32(smem + stage * A_STAGE) + cm * RPC * 128;
+                const uint32_t sb = sm90::smem_u32(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+                if constexpr (C::SWAP) {
+                    uint32_t frag[REP][KSTEPS][4];
+                    load_weights(frag, sb, warp, lane);
+#pragma unroll
+                    for (int r = 0; r < REP; ++r)
+#pragma unroll
+                        for (int kk = 0; kk < KSTEPS; ++kk)
+#pragma unroll
+                            for (int x = 0; x < 4; ++x) sm90::fence_reg(frag[r][kk][x]);
+#pragma unroll
+                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                    sm90::wgmma_fence();
+                    mma_rs(acc, frag, sa, i == 0);
+                    sm90::wgmma_commit();
+                    sm90::wgmma_wait<0>();  // the fragments are rewritten next K-tile
+#pragma unroll
+                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                    if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+                } else {
+#pragma unroll
+                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                    sm90::wgmma_fence();
+                    mma_ss(acc, sa, sb, i == 0);
+                    sm90::wgmma_commit();
+#pragma unroll
+                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                    // The K-tile before this one has finished reading its stage: give it back.
+                    sm90::wgmma_wait<1>();
+                    if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                    prev = stage;
+                }
+                advance(stage, phase);
+            }
+            if (PINGPONG && t + (int)gridDim.x < P.num_tiles) sm90::named_arrive(3 + (1 - cw), 256);
+            if constexpr (!C::SWAP) {
+                sm90::wgmma_wait<0>();
+#pragma unroll
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+            }
+            epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane);
+        }
+    }
+
+    KILN_DEVICE static void run(const kiln_tma_params &P, uint8_t *smem_raw) {
+        uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+        uint64_t *full = reinterpret_cast<uint64_t *>(smem + BAR_OFFSET);
+        uint64_t *empty = full + STAGES;
+        const int wg = thread_x() / 128;
+        if (thread_x() == 0) {
+            sm90::tma_prefetch(&P.a);
+            sm90::tma_prefetch(&P.b);
+            for (int s = 0; s < STAGES; ++s) {
+                sm90::mbar_init(&full[s], 1);
+                sm90::mbar_init(&empty[s], 4 * STAGE_READERS);  // lane 0 of every consumer warp reading it
+            }
+            sm90::mbar_init_fence();
+        }
+        barrier();
+        if (wg == 0) {
+            sm90::regs_dealloc<PRODUCER_REGS>();
+            if (thread_x() == 0) produce(P, smem, full, empty);
+        } else {
+            sm90::regs_alloc<CONSUMER_REGS>();
+            consume(P, smem, full, empty, wg - 1);
+        }
+    }
+};
+
+template <class C> KILN_DEVICE void gemm_wgmma(const kiln_tma_params &P) {
+    extern __shared__ __align__(1024) uint8_t kiln_lds[];
+    WgmmaGemm<C>::run(P, kiln_lds);
+}
+
+}  // namespace kiln
+
+#endif  // KILN_GEMM_WGMMA_H

@@ -1,0 +1,92 @@
+// Hopper (sm_90a) primitives of the wgmma family: mbarriers, TMA bulk tensor copies, wgmma shared-memory
+// descriptors and fences, register reallocation, named barriers. Each is one PTX instruction; kiln_gemm_wgmma.h
+// composes them.
+#ifndef KILN_SM90_H
+#define KILN_SM90_H
+
+#include "kiln_device.h"
+
+namespace kiln {
+namespace sm90 {
+
+KILN_DEVICE uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// ---- mbarrier ----
+KILN_DEVICE void mbar_init(uint64_t *bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+// Makes the initialised barriers visible to the async proxy (TMA) and the other threads.
+KILN_DEVICE void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+KILN_DEVICE void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+KILN_DEVICE void mbar_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+// Waits until the barrier's phase with the given parity has completed.
+KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
+    const uint32_t addr = smem_u32(bar);
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(addr), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// ---- TMA (cp.async.bulk.tensor), maps are __grid_constant__ kernel parameters ----
+KILN_DEVICE void tma_prefetch(const kiln_tma_desc *map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
+}
+// Box at (c0, c1, c2) of a 3-D map into shared memory; completes `bytes` on bar.
+KILN_DEVICE void tma_load_3d(void *dst, const kiln_tma_desc *map, uint64_t *bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+        ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+// Generic-proxy writes to shared memory become visible to the async proxy (TMA store, wgmma).
+KILN_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// ---- wgmma ----
+// Shared-memory matrix descriptor of a K-major tile stored as rows of 128 bytes in the 128-byte swizzle (the layout
+// TMA writes with CU_TENSOR_MAP_SWIZZLE_128B): 8-row groups 1024 bytes apart (stride byte offset), leading byte
+// offset unused for this layout, swizzle mode 1. Moving along K inside the 128 bytes adds to the start address.
+KILN_DEVICE uint64_t desc_k128(uint32_t smem_addr) {
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
+}
+KILN_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+KILN_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> KILN_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+// Keeps the compiler from moving accumulator reads/writes across the asynchronous wgmma.
+template <int R> KILN_DEVICE void fence_regs(float (&r)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+KILN_DEVICE void fence_reg(uint32_t &r) { asm volatile("" : "+r"(r)::"memory"); }
+
+// ---- registers and barriers ----
+template <int REGS> KILN_DEVICE void regs_dealloc() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+template <int REGS> KILN_DEVICE void regs_alloc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+// Barrier over `threads` threads (a multiple of 32) with id 1..15 (0 is __syncthreads).
+KILN_DEVICE void named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Arrives at barrier `id` without waiting (the waiting side uses named_barrier with the same thread count).
+KILN_DEVICE void named_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+KILN_DEVICE uint32_t lds_u32(uint32_t addr) {
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+    return v;
+}
+
+}  // namespace sm90
+}  // namespace kiln
+
+#endif  // KILN_SM90_H
