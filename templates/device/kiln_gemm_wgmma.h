@@ -209,12 +209,25 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // Thread t owns columns col..col+7 of the chunk (t % 4) in rows t/4, t/4 + 32, ...: the column factors (scale,
+    // bias) are read once per chunk, the row scale once per row; the per-element work is a multiply-add, the
+    // activation when there is one, and the conversion.
     KILN_DEVICE static void flush_chunk(const kiln_gemm_params &p, const EpilogueScales &sc, const Tile &T,
                                         uint32_t base, int row0, int col0, int tid) {
         const int cq = tid & 3;
         const int col = col0 + cq * 8;
         if (col >= p.n) return;
         const bool full = col + 8 <= p.n;
+        float cs[8], cb[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const bool in = full || col + j < p.n;
+            cs[j] = sc.col && in ? sc.tensor * sc.col[col + j] : sc.tensor;
+            cb[j] = p.bias && in ? load_any(p.bias, p.bias_type, col + j) : 0.f;
+        }
+        TD *d = (TD *)p.d + (int64_t)T.batch * p.stride_d + col;
+        const bool vec = full && (8 * ED) % 16 == 0 && ((uintptr_t)d & 15) == 0 && ((int64_t)p.ldd * ED) % 16 == 0;
+        const bool extra = p.has_c || p.activation != ACT_NONE;
         for (int lr = tid >> 2; lr < RPC; lr += 32) {
             const int row = row0 + lr;
             if (row >= p.m) break;
@@ -231,12 +244,22 @@ template <class C> struct WgmmaGemm {
                 for (int j = 0; j < 8; ++j)
                     if (full || col + j < p.n) out[j] = v[j];
             } else {
+                const float rs = sc.row ? sc.row[row] : 1.f;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) v[j] = v[j] * rs * cs[j] + cb[j];
+                if (extra) {
+                    const TD *c = (const TD *)p.c + (int64_t)T.batch * p.stride_c + (int64_t)row * p.ldc + col;
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        if (p.has_c && (full || col + j < p.n)) v[j] += p.beta * load_f32(c, j);
+                        v[j] = activate(v[j], p.activation);
+                    }
+                }
                 TD out[8];
 #pragma unroll
-                for (int j = 0; j < 8; ++j)
-                    if (full || col + j < p.n) store_f32(out, j, epilogue_value<TD>(p, sc, T.batch, row, col + j, v[j]));
-                TD *dst = (TD *)p.d + (int64_t)T.batch * p.stride_d + (int64_t)row * p.ldd + col;
-                if (full && ((uintptr_t)dst & 15) == 0 && (8 * ED) % 16 == 0) {
+                for (int j = 0; j < 8; ++j) store_f32(out, j, v[j]);
+                TD *dst = d + (int64_t)row * p.ldd;
+                if (vec) {
 #pragma unroll
                     for (int j = 0; j < 8 * ED / 16; ++j)
                         reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(out)[j];
