@@ -1,5 +1,5 @@
-"""kiln-gen: generate | check | list | decode | explain | report-amd (and the build steps compile | embed that CMake
-runs)."""
+"""kiln-gen: generate | check | list | decode | explain | tune | report-amd (and the build steps compile | embed that
+CMake runs)."""
 from __future__ import annotations
 
 import argparse
@@ -141,6 +141,33 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    from . import tune
+    root = Path(args.root)
+    t = tune.load(Path(args.tuning), root)
+    work = Path(args.work or root / "build-tune" / Path(args.tuning).stem).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    stages = ("build", "bench", "write") if args.stage == "all" else (args.stage,)
+    if args.stage == "candidates":
+        sols, dropped = tune.candidates(t)
+        for sol in sols:
+            print(sol.name)
+        print(f"kiln tune: {len(sols)} candidates, {len(t.sizes)} sizes; dropped: {dropped or 'none'}", file=sys.stderr)
+        return 0
+    if "build" in stages:
+        tune.build(t, root, work, args.jobs)
+    if "bench" in stages:
+        part = tuple(int(v) for v in args.part.split("/"))
+        tune.bench(t, work, part, args.budget_s, args.iters, args.warmup)
+    if "write" in stages:
+        results = tune.load_results(Path(args.results) if args.results else work / "results.json")
+        done = sum(1 for s in t.sizes if "x".join(map(str, s)) in results["sizes"])
+        out = tune.write(t, root, results)
+        print(f"kiln tune: wrote {out.relative_to(root)} from {done} of {len(t.sizes)} sizes; "
+              f"run `generator/kiln-gen generate` to rebuild the library")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="kiln-gen", description=__doc__)
     ap.add_argument("--root", default=str(REPO), help="repository root holding solutions/, templates/, generated/")
@@ -165,6 +192,17 @@ def main(argv=None) -> int:
     ex.add_argument("--lib")
     for dim in ("m", "n", "k"):
         ex.add_argument(dim, type=int)
+    tu = sub.add_parser("tune", help="tuning YAML -> candidates, build, kiln_bench on the GPU, selection logic YAML")
+    tu.add_argument("tuning", help="the tuning YAML (tuning/*.yaml)")
+    tu.add_argument("--stage", default="all", choices=("all", "candidates", "build", "bench", "write"))
+    tu.add_argument("--work", help="working folder (default build-tune/<tuning file stem>)")
+    tu.add_argument("--part", default="1/1", help="bench only sizes i, i+n, ... of the list (i/n), to split a run")
+    tu.add_argument("--budget-s", type=float, default=float("inf"), help="stop benchmarking after this many seconds "
+                    "(results so far are kept; the next run goes on)")
+    tu.add_argument("--iters", type=int, default=10)
+    tu.add_argument("--warmup", type=int, default=3)
+    tu.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    tu.add_argument("--results", help="write: results JSON to use (default <work>/results.json)")
     ra = sub.add_parser("report-amd", help="write docs/amd-kernels.md from a build's AMD resource files")
     ra.add_argument("--build", required=True, help="the CMake build directory")
     ra.add_argument("--output", default=str(REPO / "docs" / "amd-kernels.md"))
@@ -186,10 +224,11 @@ def main(argv=None) -> int:
             from .report import cmd_report_amd
             return cmd_report_amd(args.build, args.output, Path(args.root))
         return {"generate": cmd_generate, "check": cmd_check, "list": cmd_list, "decode": cmd_decode,
-                "explain": cmd_explain}[args.cmd](args)
+                "explain": cmd_explain, "tune": cmd_tune}[args.cmd](args)
     except ValueError as exc:
         from .schema import SchemaError
-        if not isinstance(exc, SchemaError):
+        from .tune import TuneError
+        if not isinstance(exc, (SchemaError, TuneError)):
             raise
         print(exc, file=sys.stderr)  # one line: file:line: key: why
         return 2

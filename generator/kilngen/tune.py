@@ -1,0 +1,356 @@
+"""kiln-gen tune: from a tuning YAML to a selection logic YAML.
+
+    space (fork entries) --expand, drop what the rules or the named filters reject--> candidates
+    candidates --render into <work>/generated, cmake + ninja--> a library holding only them, and kiln_bench
+    sizes --kiln_bench, every candidate, checked and timed--> <work>/results.json (one record per size; resumable)
+    results --fastest passing candidate per size--> the logic YAML (`output:`), which `kiln-gen generate` builds
+
+The tuning YAML (docs/tuning.md):
+    schema: 1
+    arch, family, problem       as in a solution file; the logic written covers every problem type of `problem`
+    benchmark: {a, b, d}        the one problem type that is timed (default: the first of `problem`)
+    defaults: {...}             parameters every candidate takes unless its entry says otherwise
+    space: [...]                solution entries and fork entries, as in a solution file's `solutions`
+    filters: [{name, drop}]     named filters: `drop` is an expression over the parameters (mt, wg, pgr, gsu, ...,
+                                threads, lds_bytes, consumers); candidates for which it is true are dropped
+    sizes: {exact: [[m, n, k], ...], product: {m: [...], nk: [[n, k], ...]}}
+    selection: {distance: log_mnk}
+    output: solutions/<arch>/<file>.yaml
+    ci: 3                       the logic's ci list: the fallback and the kernels winning most sizes, this many
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import yaml
+
+from . import render, schema
+from .model import ARCH_INFO, DTYPE_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Layout, Problem, Solution, kind_of
+from .rules import check
+
+_PARAM_COUNT = {f: n for f, _p, n, _d in PARAMS}
+
+
+class TuneError(ValueError):
+    pass
+
+
+# ---- the tuning file ----
+
+@dataclass(frozen=True)
+class Filter:
+    name: str
+    drop: str
+    code: object
+
+
+@dataclass(frozen=True)
+class Tuning:
+    source: str
+    arch: Arch
+    family: Family
+    problem: dict           # the `problem` mapping, written back into the logic
+    benchmark: Problem
+    defaults: dict
+    space: list
+    filters: tuple
+    sizes: tuple            # ((m, n, k), ...) in order, without repeats
+    distance: str
+    output: str
+    ci: int
+
+
+_ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
+                  ast.Subscript, ast.And, ast.Or, ast.Not, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div,
+                  ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Tuple, ast.List)
+FILTER_NAMES = PARAM_FIELDS + ("threads", "lds_bytes", "consumers", "stages")
+
+
+def _compile_filter(source: str, name: str, expr: str):
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise TuneError(f"{source}: filter {name}: cannot parse {expr!r}: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise TuneError(f"{source}: filter {name}: {type(node).__name__} is not allowed in a filter")
+        if isinstance(node, ast.Name) and node.id not in FILTER_NAMES:
+            raise TuneError(f"{source}: filter {name}: unknown name {node.id}; use {', '.join(FILTER_NAMES)}")
+    return compile(tree, f"<filter {name}>", "eval")
+
+
+def _filter_values(sol: Solution) -> dict:
+    values = {f: getattr(sol, f) for f in PARAM_FIELDS}
+    values.update(threads=sol.threads, lds_bytes=sol.lds_bytes, stages=sol.stages,
+                  consumers=sol.consumers if sol.family is Family.WGMMA else sol.wg[0] * sol.wg[1])
+    return values
+
+
+def _sizes(source: str, node) -> tuple:
+    out = []
+    for m, n, k in (node or {}).get("exact", []):
+        out.append((int(m), int(n), int(k)))
+    prod = (node or {}).get("product")
+    if prod:
+        for m in prod["m"]:
+            for n, k in prod["nk"]:
+                out.append((int(m), int(n), int(k)))
+    if not out:
+        raise TuneError(f"{source}: sizes: give exact sizes or a product")
+    if any(v < 1 for s in out for v in s):
+        raise TuneError(f"{source}: sizes: every m, n, k must be positive")
+    return tuple(dict.fromkeys(out))
+
+
+def load(path: Path, root: Path) -> Tuning:
+    source = path.resolve().relative_to(root.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+    doc = yaml.safe_load(path.read_text())
+    known = {"schema", "arch", "family", "problem", "benchmark", "defaults", "space", "filters", "sizes", "selection",
+             "output", "ci"}
+    if not isinstance(doc, dict):
+        raise TuneError(f"{source}: expected a mapping")
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise TuneError(f"{source}: unknown keys {', '.join(unknown)}")
+    for key in ("schema", "arch", "family", "problem", "space", "sizes", "output"):
+        if key not in doc:
+            raise TuneError(f"{source}: {key} is required")
+    if doc["schema"] != 1:
+        raise TuneError(f"{source}: schema must be 1")
+    arch, family = Arch(doc["arch"]), Family(doc["family"])
+    if family not in ARCH_INFO[arch].families:
+        raise TuneError(f"{source}: family {family.value} does not run on {arch.value}")
+    prob = doc["problem"]
+    first = {k: (v[0] if isinstance(v, list) else v) for k, v in prob.items() if k in ("a", "b", "d", "layout")}
+    bench = dict(first, **(doc.get("benchmark") or {}))
+    a, b, d = DType(bench["a"]), DType(bench["b"]), DType(bench["d"])
+    kind = kind_of(a, b)
+    if kind is None:
+        raise TuneError(f"{source}: benchmark {a.value} x {b.value} is no kiln problem kind")
+    benchmark = Problem(kind, a, b, d, Layout(bench.get("layout", first.get("layout", "TN"))))
+    filters = tuple(Filter(f["name"], f["drop"], _compile_filter(source, f["name"], f["drop"]))
+                    for f in doc.get("filters") or [])
+    sel = doc.get("selection") or {}
+    return Tuning(source, arch, family, prob, benchmark, dict(doc.get("defaults") or {}), list(doc["space"]), filters,
+                  _sizes(source, doc["sizes"]), sel.get("distance", "log_mnk"), doc["output"], int(doc.get("ci", 3)))
+
+
+# ---- candidates ----
+
+def _expand(entry: dict) -> list:
+    if "fork" not in entry:
+        return [dict(entry)]
+    fork, fixed = entry["fork"], entry.get("with", {})
+    keys = list(fork)
+    return [dict(fixed, **dict(zip(keys, combo))) for combo in itertools.product(*(fork[k] for k in keys))]
+
+
+def _as_value(field: str, value):
+    return tuple(int(v) for v in value) if _PARAM_COUNT[field] > 1 else int(value)
+
+
+def candidates(t: Tuning) -> tuple[list, dict]:
+    """(valid candidate solutions for the benchmark problem, in space order without repeats,
+    {reason: count} of the dropped ones: a rule's field or a filter's name)."""
+    builtin = dict(schema.BUILTIN_DEFAULTS)
+    out, dropped, seen = [], {}, set()
+    for entry in t.space:
+        for params in _expand(entry):
+            values = {f: _as_value(f, v) for f, v in builtin.items()}
+            values.update({f: _as_value(f, v) for f, v in t.defaults.items()})
+            values.update({f: _as_value(f, v) for f, v in params.items()})
+            unknown = sorted(set(values) - set(PARAM_FIELDS))
+            if unknown:
+                raise TuneError(f"{t.source}: space: unknown parameters {', '.join(unknown)}")
+            if "mi" not in values:
+                values["mi"] = (0, 0, 0)
+            sol = Solution(arch=t.arch, family=t.family, problem=t.benchmark, **values)
+            if t.family is Family.WGMMA and values["mi"] == (0, 0, 0):
+                sol = replace(sol, mi=sol.wgmma_shape())
+            broken = check(sol)
+            reason = f"rule:{broken[0]}" if broken else None
+            if reason is None:
+                env = _filter_values(sol)
+                reason = next((f"filter:{f.name}" for f in t.filters if eval(f.code, {"__builtins__": {}}, env)), None)
+            if reason:
+                dropped[reason] = dropped.get(reason, 0) + 1
+            elif sol.name not in seen:
+                seen.add(sol.name)
+                out.append(sol)
+    if not out:
+        raise TuneError(f"{t.source}: the space leaves no valid candidate ({dropped})")
+    return out, dropped
+
+
+def _entry_text(sol: Solution, omit_mi: bool) -> str:
+    parts = []
+    for field in PARAM_FIELDS:
+        if field == "mi" and omit_mi:
+            continue
+        value = getattr(sol, field)
+        if field not in ("mt", "wg", "mi") and value == schema.BUILTIN_DEFAULTS[field]:
+            continue
+        parts.append(f"{field}: " + (f"[{', '.join(map(str, value))}]" if isinstance(value, tuple) else str(value)))
+    return "{" + ", ".join(parts) + "}"
+
+
+def _problem_text(problem: dict) -> str:
+    def one(v):
+        return f"[{', '.join(v)}]" if isinstance(v, list) else str(v)
+    return "\n".join(f"  {k}: {one(v)}" for k, v in problem.items())
+
+
+def candidate_yaml(t: Tuning, sols: list) -> str:
+    """A solution file holding every candidate for the benchmark problem type only (what the tuning library builds)."""
+    pr = t.benchmark
+    lines = [f"# kiln-gen tune candidates from {t.source}", "schema: 1", f"arch: {t.arch.value}",
+             f"family: {t.family.value}", "problem:", f"  kind: {pr.kind.value}", f"  a: {pr.a.value}",
+             f"  b: {pr.b.value}", f"  d: {pr.d.value}", f"  layout: {pr.layout.value}", "solutions:"]
+    lines += [f"  - {_entry_text(s, t.family is Family.WGMMA)}" for s in sols]
+    lines += ["selection:", f"  distance: {t.distance}", "  fallback: 0", f"ci: [{', '.join(map(str, range(len(sols))))}]"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- build and benchmark ----
+
+def _run(cmd: list, log: Path, cwd: Path) -> None:
+    with log.open("a") as f:
+        f.write("$ " + " ".join(map(str, cmd)) + "\n")
+        f.flush()
+        rc = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc:
+        raise TuneError(f"{' '.join(map(str, cmd[:3]))} ... failed (rc {rc}); see {log}")
+
+
+def build(t: Tuning, root: Path, work: Path, jobs: int) -> list:
+    sols, dropped = candidates(t)
+    print(f"kiln tune: {len(sols)} candidates; dropped: "
+          + (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"))
+    cand = work / "solutions" / t.arch.value / "tune.yaml"
+    cand.parent.mkdir(parents=True, exist_ok=True)
+    cand.write_text(candidate_yaml(t, sols))
+    sf = schema.load_file(cand, work)
+    render.write_tree(work / "generated", render.render_tree([sf], root / "templates"))
+    log = work / "build.log"
+    _run(["cmake", "-S", str(root), "-B", str(work / "build"), "-G", "Ninja", f"-DKILN_ARCHS={t.arch.value}",
+          f"-DKILN_GENERATED_DIR={work / 'generated'}", "-DKILN_BUILD_TESTS=OFF",
+          f"-DPython3_EXECUTABLE={sys.executable}"], log, root)
+    _run(["cmake", "--build", str(work / "build"), "-j", str(jobs)], log, root)
+    return sols
+
+
+def _results_path(work: Path) -> Path:
+    return work / "results.json"
+
+
+def load_results(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {"sizes": {}}
+
+
+def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmup: int) -> dict:
+    """Runs kiln_bench on the sizes of this part that have no record yet; saves after each size."""
+    path = _results_path(work)
+    results = load_results(path)
+    client = work / "build" / "kiln_bench"
+    if not client.is_file():
+        raise TuneError(f"{client} is missing: run the build stage first")
+    i, n = part
+    todo = [s for j, s in enumerate(t.sizes) if j % n == i - 1 and "x".join(map(str, s)) not in results["sizes"]]
+    pr = t.benchmark
+    start = time.monotonic()
+    for count, (m, nn, k) in enumerate(todo):
+        if time.monotonic() - start > budget_s:
+            print(f"kiln tune: budget of {budget_s:.0f} s spent; {len(todo) - count} sizes left for the next run")
+            break
+        out = work / "last.json"
+        cmd = [str(client), "--a", pr.a.value, "--b", pr.b.value, "--d", pr.d.value, "--layout", pr.layout.value,
+               "--sizes", f"{m}x{nn}x{k}", "--solutions", "all", "--iters", str(iters), "--warmup", str(warmup),
+               "--json", str(out), "--quiet"]
+        rc = subprocess.run(cmd, capture_output=True, text=True)
+        if rc.returncode == 2 or not out.is_file():
+            raise TuneError(f"kiln_bench failed on {m}x{nn}x{k} (rc {rc.returncode}): {rc.stderr.strip()[-400:]}")
+        rows = json.loads(out.read_text())["rows"]
+        results["sizes"][f"{m}x{nn}x{k}"] = [
+            {"name": r["name"], "rank": r["rank"], "ms": r["ms"], "pass": bool(r["pass"])} for r in rows]
+        results["device"] = json.loads(out.read_text()).get("device", "")
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(results, indent=1, sort_keys=True))
+        os.replace(tmp, path)
+        best = min((r for r in rows if r["pass"]), key=lambda r: r["ms"], default=None)
+        print(f"kiln tune: {m}x{nn}x{k}: {len(rows)} candidates, best "
+              + (f"{best['ms']:.4f} ms {best['name']}" if best else "none passed"))
+    return results
+
+
+# ---- the logic ----
+
+def winners(t: Tuning, results: dict) -> dict:
+    """{(m, n, k): (best name, best ms, {name: ms})} over the passing candidates of each measured size."""
+    out = {}
+    for size in t.sizes:
+        rows = results["sizes"].get("x".join(map(str, size)))
+        ok = {r["name"]: r["ms"] for r in rows or () if r["pass"] and r["ms"] > 0}
+        if ok:
+            name = min(ok, key=lambda nm: (ok[nm], nm))
+            out[size] = (name, ok[name], ok)
+    return out
+
+
+def logic_yaml(t: Tuning, results: dict) -> str:
+    from .model import decode  # noqa: PLC0415
+    won = winners(t, results)
+    if not won:
+        raise TuneError("no measured size has a passing candidate: nothing to write")
+    order, wins = [], {}
+    for _size, (name, _ms, _all) in won.items():
+        if name not in wins:
+            order.append(name)
+        wins[name] = wins.get(name, 0) + 1
+    # Fallback: the winner whose geometric-mean slowdown against each size's best is smallest (sizes it never ran on
+    # count as 4x), so that unmatched shapes land on a kernel that is good everywhere.
+    def slowdown(name):
+        logs = [math.log(all_.get(name, 4 * best) / best) for (_n, best, all_) in won.values()]
+        return math.exp(sum(logs) / len(logs))
+    fallback = min(order, key=lambda nm: (slowdown(nm), nm))
+    index = {name: i for i, name in enumerate(order)}
+    ranked = sorted(order, key=lambda nm: (-wins[nm], index[nm]))
+    ci = [index[fallback]] + [index[nm] for nm in ranked if nm != fallback][: max(0, t.ci - 1)]
+    measured = len(won)
+    lines = [f"# Tuned by `kiln-gen tune {t.source}` on {results.get('device', 'unknown device')}: {measured} sizes "
+             f"of {t.benchmark.a.value} x {t.benchmark.b.value} -> {t.benchmark.d.value}, every candidate checked and",
+             "# timed by kiln_bench; each exact entry names the fastest. Regenerate with `kiln-gen generate`; retune rather",
+             "# than edit. Distance log_mnk: kernel choice follows the orders of magnitude of M, N and K (tile and split-K",
+             "# trade-offs scale with ratios, not differences), so the nearest tuned size is found in log2 space.",
+             "schema: 1", f"arch: {t.arch.value}", f"family: {t.family.value}", "problem:", _problem_text(t.problem),
+             "solutions:"]
+    for name in order:
+        sol = decode(name)
+        lines.append(f"  - {_entry_text(sol, t.family is Family.WGMMA)}  # {index[name]}: fastest on {wins[name]} "
+                     f"size{'s' if wins[name] != 1 else ''}, geomean slowdown {slowdown(name):.3f}")
+    lines += ["selection:", "  exact:"]
+    for (m, n, k), (name, ms, all_) in won.items():
+        second = sorted(v for nm, v in all_.items() if nm != name)
+        margin = f", next {second[0] / ms:.2f}x" if second else ""
+        lines.append(f"    - {{size: [{m}, {n}, {k}], solution: {index[name]}}}  # {ms:.4f} ms{margin}")
+    lines += [f"  distance: {t.distance}", f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
+    return "\n".join(lines) + "\n"
+
+
+def write(t: Tuning, root: Path, results: dict) -> Path:
+    text = logic_yaml(t, results)
+    out = root / t.output
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(text)
+    schema.load_file(tmp, root)  # what is written must load (rules, problem, indices)
+    os.replace(tmp, out)
+    return out
