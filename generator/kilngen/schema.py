@@ -62,6 +62,8 @@ class Logic:
     exact: tuple            # tuple[(m, n, k, solution index), ...] in YAML order
     distance: str           # one of DISTANCES
     fallback: int
+    timings: tuple = ()     # tuple[((m, n, k), (ms or None per solution)), ...]: measured times (kiln-gen tune)
+    neighbors: int = 0      # with timings: predict from this many nearest measured sizes
 
 
 @dataclass(frozen=True)
@@ -348,8 +350,37 @@ def _logic_solutions(r, arch, family, problem, entries, defaults) -> tuple:
     return tuple(solutions)
 
 
+def _ms(r: _Reader, node, key: str):
+    value = r.scalar(node, key) if isinstance(node, yaml.ScalarNode) else "?"
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        r.fail(node, key, f"expected a positive time in ms or null, got {r.describe(node, key)}")
+    return float(value)
+
+
+def _timings(r: _Reader, node, count: int) -> tuple:
+    out, seen = [], {}
+    for j, item in enumerate(r.seq(node, "selection.timings")):
+        label = f"selection.timings[{j}]"
+        fields = r.mapping(item, label, ("size", "ms"), prefix=label)
+        r.require(fields, item, ("size", "ms"), label)
+        size = r.ints(fields["size"][1], f"{label}.size", 3)
+        if min(size) <= 0:
+            r.fail(fields["size"][1], f"{label}.size", f"{_fmt(size)} must be positive")
+        r.once(seen, size, fields["size"][1], f"{label}.size", _fmt(size))
+        ms_nodes = r.seq(fields["ms"][1], f"{label}.ms")
+        if len(ms_nodes) != count:
+            r.fail(fields["ms"][1], f"{label}.ms", f"has {len(ms_nodes)} times; the file expands to {count} solutions")
+        ms = tuple(_ms(r, m, f"{label}.ms") for m in ms_nodes)
+        if all(v is None for v in ms):
+            r.fail(fields["ms"][1], f"{label}.ms", "no solution has a time")
+        out.append((size, ms))
+    return tuple(out)
+
+
 def _selection(r: _Reader, node, count: int):
-    items = r.mapping(node, "selection", ("exact", "distance", "fallback"), prefix="selection")
+    items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback"), prefix="selection")
     r.require(items, node, ("distance", "fallback"), "selection")
     exact, seen = [], {}
     for j, item in enumerate(r.seq(items["exact"][1], "selection.exact") if "exact" in items else ()):
@@ -364,7 +395,16 @@ def _selection(r: _Reader, node, count: int):
         exact.append(size + (r.index(fields["solution"][1], f"{label}.solution", count),))
     distance = r.choice(items["distance"][1], "selection.distance", DISTANCES, "distance")
     fallback = r.index(items["fallback"][1], "selection.fallback", count)
-    return tuple(exact), distance, fallback
+    timings = _timings(r, items["timings"][1], count) if "timings" in items else ()
+    neighbors = 0
+    if "neighbors" in items:
+        neighbors = r.int_(items["neighbors"][1], "selection.neighbors")
+        if not timings or not 1 <= neighbors <= len(timings):
+            r.fail(items["neighbors"][1], "selection.neighbors",
+                   f"{neighbors} needs timings and must be in 1..{len(timings)} (the measured sizes)")
+    elif timings:
+        r.fail(items["timings"][1], "selection.timings", "timings need neighbors (how many nearest sizes predict)")
+    return tuple(exact), distance, fallback, timings, neighbors
 
 
 def _ci(r: _Reader, node, count: int) -> frozenset:
@@ -408,9 +448,10 @@ def _parse(r: _Reader, doc) -> SolutionFile:
     defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]
-    exact, distance, fallback = _selection(r, top["selection"][1], len(entries))
+    exact, distance, fallback, timings, neighbors = _selection(r, top["selection"][1], len(entries))
     ci = _ci(r, top["ci"][1], len(entries)) if "ci" in top else frozenset({fallback})
-    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback) for p, sols in zip(problems, per_problem))
+    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors)
+                   for p, sols in zip(problems, per_problem))
     return SolutionFile(r.source, arch, family, problems, logics, ci, tuple(e.line for e in entries))
 
 

@@ -14,7 +14,9 @@ The tuning YAML (docs/tuning.md):
     filters: [{name, drop}]     named filters: `drop` is an expression over the parameters (mt, wg, pgr, gsu, ...,
                                 threads, lds_bytes, consumers); candidates for which it is true are dropped
     sizes: {exact: [[m, n, k], ...], product: {m: [...], nk: [[n, k], ...]}}
-    selection: {distance: log_mnk}
+    selection: {distance: log_mnk, neighbors: 4}
+                                the logic gets every winner's time at every size, and the runtime predicts a new
+                                size's times from the `neighbors` nearest (select.c: the timing model)
     output: solutions/<arch>/<file>.yaml
     ci: 3                       the logic's ci list: the fallback and the kernels winning most sizes, this many
 """
@@ -65,6 +67,7 @@ class Tuning:
     filters: tuple
     sizes: tuple            # ((m, n, k), ...) in order, without repeats
     distance: str
+    neighbors: int          # measured sizes the runtime's timing model predicts from
     output: str
     ci: int
 
@@ -141,7 +144,8 @@ def load(path: Path, root: Path) -> Tuning:
                     for f in doc.get("filters") or [])
     sel = doc.get("selection") or {}
     return Tuning(source, arch, family, prob, benchmark, dict(doc.get("defaults") or {}), list(doc["space"]), filters,
-                  _sizes(source, doc["sizes"]), sel.get("distance", "log_mnk"), doc["output"], int(doc.get("ci", 3)))
+                  _sizes(source, doc["sizes"]), sel.get("distance", "log_mnk"), int(sel.get("neighbors", 4)),
+                  doc["output"], int(doc.get("ci", 3)))
 
 
 # ---- candidates ----
@@ -328,8 +332,9 @@ def logic_yaml(t: Tuning, results: dict) -> str:
     lines = [f"# Tuned by `kiln-gen tune {t.source}` on {results.get('device', 'unknown device')}: {measured} sizes "
              f"of {t.benchmark.a.value} x {t.benchmark.b.value} -> {t.benchmark.d.value}, every candidate checked and",
              "# timed by kiln_bench; each exact entry names the fastest. Regenerate with `kiln-gen generate`; retune rather",
-             "# than edit. Distance log_mnk: kernel choice follows the orders of magnitude of M, N and K (tile and split-K",
-             "# trade-offs scale with ratios, not differences), so the nearest tuned size is found in log2 space.",
+             "# than edit. Other sizes: the runtime predicts each solution's time from the nearest measured sizes (timings,",
+             "# distance log_mnk: kernel choice follows the orders of magnitude of M, N and K, so nearness is measured in",
+             "# log2 space), scaled by the solution's waves and K iterations there, and takes the fastest prediction.",
              "schema: 1", f"arch: {t.arch.value}", f"family: {t.family.value}", "problem:", _problem_text(t.problem),
              "solutions:"]
     for name in order:
@@ -341,7 +346,12 @@ def logic_yaml(t: Tuning, results: dict) -> str:
         second = sorted(v for nm, v in all_.items() if nm != name)
         margin = f", next {second[0] / ms:.2f}x" if second else ""
         lines.append(f"    - {{size: [{m}, {n}, {k}], solution: {index[name]}}}  # {ms:.4f} ms{margin}")
-    lines += [f"  distance: {t.distance}", f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
+    lines.append(f"  timings:  # ms of solutions 0..{len(order) - 1} at each size (null: failed or not run)")
+    for (m, n, k), (_name, _ms, all_) in won.items():
+        ms = ", ".join(f"{all_[nm]:.5g}" if nm in all_ else "null" for nm in order)
+        lines.append(f"    - {{size: [{m}, {n}, {k}], ms: [{ms}]}}")
+    lines += [f"  neighbors: {min(t.neighbors, len(won))}", f"  distance: {t.distance}",
+              f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
     return "\n".join(lines) + "\n"
 
 

@@ -140,6 +140,7 @@ void kiln_handle_select_input(kiln_handle h, const kiln_problem *p, const kiln_a
     in->max_grid_x = own ? h->limits.max_grid_x : 0;
     in->max_grid_z = own ? h->limits.max_grid_z : 0;
     in->code = own ? &h->tables : NULL;
+    in->sm_count = own ? h->limits.sm_count : 0;
 }
 
 static kiln_status load_kernels(kiln_handle h, const kiln_solution *s, kiln_kernels *k)

@@ -190,7 +190,7 @@ const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *
 /* ---- ranking ---- */
 
 enum { UNSEEN = 0, ACCEPTED = 1, REJECTED = 2 };
-enum { TIER_NONE = 0, TIER_EXACT = 1, TIER_NEAREST = 2, TIER_FALLBACK = 3, TIER_OTHER = 4 };
+enum { TIER_NONE = 0, TIER_EXACT = 1, TIER_MODEL = 2, TIER_NEAREST = 3, TIER_FALLBACK = 4, TIER_OTHER = 5 };
 
 typedef struct candidate {
     int solution;
@@ -287,11 +287,89 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
     }
 }
 
-static void rank_all(const logic_set *ls, candidate *c)
+/* ---- the timing model (logics with measured times) ----
+ * A size without an exact entry: each solution's time is predicted from the `neighbors` measured sizes nearest in
+ * the logic's distance, as the weighted geometric mean over them of (measured ms) x work(size) / work(measured size),
+ * weights 1 / (distance + 1/8). work = waves x (K-tiles per split + 1): waves = ceil(tiles x gsu / SMs), the +1 the
+ * per-tile prologue and epilogue. Scaling by work carries what the nearest sizes measured over to the wave
+ * quantization and K of this size, which a plain nearest-entry lookup cannot; the solutions then rank by predicted
+ * time (tier 2, between exact entries and nearest entries). */
+
+static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k, int sms)
+{
+    double tiles = (double)ceil_div(m, s->mt0) * (double)ceil_div(n, s->mt1) * (double)p->batch * s->gsu;
+    double kiters = ceil((double)ceil_div(k, s->depth_u) / s->gsu);
+    return ceil(tiles / sms) * (kiters + 1.0);
+}
+
+static int nearest_timings(const kiln_logic *l, const kiln_problem *p, int *idx, double *dist)
+{
+    int want = l->neighbors < KILN_MODEL_MAX_NEIGHBORS ? l->neighbors : KILN_MODEL_MAX_NEIGHBORS, n = 0;
+    for (int i = 0; i < l->num_timings; i++) {
+        const int64_t *sz = &l->timing_sizes[3 * i];
+        kiln_exact e = {sz[0], sz[1], sz[2], 0};
+        double d = distance(l->distance, p, &e);
+        int at = n < want ? n++ : want; /* insertion into the sorted short list */
+        while (at > 0 && dist[at - 1] > d) {
+            if (at < want) {
+                dist[at] = dist[at - 1];
+                idx[at] = idx[at - 1];
+            }
+            at--;
+        }
+        if (at < want) {
+            dist[at] = d;
+            idx[at] = i;
+        }
+    }
+    return n;
+}
+
+static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, text *tx)
+{
+    if (l->num_timings < 1 || l->neighbors < 1 || !l->timing_sizes || !l->timing_ms)
+        return;
+    const kiln_problem *p = ls->in->problem;
+    int sms = ls->in->sm_count > 0 ? ls->in->sm_count : KILN_MODEL_DEFAULT_SMS;
+    int idx[KILN_MODEL_MAX_NEIGHBORS];
+    double dist[KILN_MODEL_MAX_NEIGHBORS];
+    int n = nearest_timings(l, p, idx, dist);
+    textf(tx, "model (%s): %d nearest measured sizes, %d SMs:", l->source, n, sms);
+    for (int i = 0; i < n; i++) {
+        const int64_t *sz = &l->timing_sizes[3 * idx[i]];
+        textf(tx, " %" PRId64 "x%" PRId64 "x%" PRId64 " (%.2f)", sz[0], sz[1], sz[2], dist[i]);
+    }
+    textf(tx, "\n");
+    for (int j = 0; j < l->num_solutions; j++) {
+        int s = l->solutions[j];
+        if (!accepted(ls->t, c, s) || c[s].tier == TIER_EXACT)
+            continue;
+        const kiln_solution *sol = &ls->t->solutions[s];
+        double num = 0.0, den = 0.0, here = model_work(sol, p, p->m, p->n, p->k, sms);
+        for (int i = 0; i < n; i++) {
+            float ms = l->timing_ms[(size_t)idx[i] * (size_t)l->num_solutions + (size_t)j];
+            if (!(ms > 0.0f))
+                continue;
+            const int64_t *sz = &l->timing_sizes[3 * idx[i]];
+            double w = 1.0 / (dist[i] + 0.125);
+            num += w * log((double)ms * here / model_work(sol, p, sz[0], sz[1], sz[2], sms));
+            den += w;
+        }
+        if (den > 0.0 && (c[s].tier != TIER_MODEL || exp(num / den) < c[s].key)) {
+            c[s].tier = TIER_MODEL;
+            c[s].key = exp(num / den);
+            c[s].entry = NULL;
+        }
+    }
+}
+
+static void rank_all(const logic_set *ls, candidate *c, text *tx)
 {
     int position = 0;
     for (int i = 0; i < ls->n; i++)
         rank_exact(ls->logics[i], ls, c, &position);
+    for (int i = 0; i < ls->n; i++)
+        rank_model(ls->logics[i], ls, c, tx);
     for (int i = 0; i < ls->n; i++) {
         int s = ls->logics[i]->fallback;
         if (accepted(ls->t, c, s) && c[s].tier == TIER_NONE) {
@@ -326,6 +404,7 @@ static void explain_ranked(const kiln_tables *t, const candidate *r, int n, text
             textf(tx, "nearest exact entry %" PRId64 "x%" PRId64 "x%" PRId64 ", distance %.4f\n", e->m, e->n, e->k,
                   r[i].key);
             break;
+        case TIER_MODEL: textf(tx, "predicted %.4f ms by the timing model\n", r[i].key); break;
         case TIER_FALLBACK: textf(tx, "fallback\n"); break;
         default: textf(tx, "other accepted candidate, YAML position %d\n", (int)r[i].key); break;
         }
@@ -357,7 +436,7 @@ static kiln_status rank(const logic_set *ls, candidate *ranked, int *n, unsigned
     for (int i = 0; i < t->num_solutions; i++)
         c[i].solution = i;
     consider_all(ls, c, rejects, tx);
-    rank_all(ls, c);
+    rank_all(ls, c, tx);
     *n = 0;
     for (int i = 0; i < t->num_solutions; i++)
         if (c[i].tier != TIER_NONE)

@@ -52,7 +52,13 @@ typedef struct kiln_select_input {
     int64_t max_grid_x;          /* 0 = KILN_DEFAULT_MAX_GRID_X */
     int64_t max_grid_z;          /* 0 = KILN_DEFAULT_MAX_GRID_Z */
     const kiln_tables *code;     /* non-NULL: a solution needs a code object in these tables (to run on a device) */
+    int sm_count;                /* the device's SMs / CUs for the timing model; 0 = KILN_MODEL_DEFAULT_SMS */
 } kiln_select_input;
+
+/* SMs the timing model assumes when the device is unknown (kiln_set_arch, no device): an H100 SXM's. */
+#define KILN_MODEL_DEFAULT_SMS 132
+/* At most this many nearest measured sizes predict a time. */
+#define KILN_MODEL_MAX_NEIGHBORS 16
 
 /* Why a solution cannot run a problem. */
 typedef enum kiln_reject {

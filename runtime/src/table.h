@@ -55,6 +55,13 @@ typedef struct kiln_logic {
     int num_exact;
     kiln_distance distance;
     int fallback; /* solution index */
+    /* Measured times (kiln-gen tune): timing_ms[i * num_solutions + j] is solutions[j] at size i (m, n, k =
+     * timing_sizes[3i..3i+2]), -1 when not run. With neighbors > 0, a size without an exact entry ranks the
+     * solutions by the time predicted from the `neighbors` nearest measured sizes (select.c). */
+    const int64_t *timing_sizes;
+    const float *timing_ms;
+    int num_timings;
+    int neighbors;
 } kiln_logic;
 
 extern const kiln_solution kiln_solutions[];

@@ -294,7 +294,7 @@ static void test_metrics_and_references(void)
     static const kiln_exact exact[] = {
         {100, 100, 100, FAKE_FP8_MT64}, {1000, 1000, 1000, FAKE_FP8_MT128}, {5, 5, 5, 999}};
     kiln_logic logic = {"sm90", "local.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN,
-                        0, list, 1, exact, 3, KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY};
+                        0, list, 1, exact, 3, KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY, NULL, NULL, 0, 0};
     kiln_tables t = T;
     t.logics = &logic;
     t.num_logics = 1;
@@ -324,9 +324,9 @@ static void test_pooled_logics(void)
     static const kiln_exact exact_a[] = {{4096, 4096, 4096, FAKE_FP8_MT128}}, exact_b[] = {{64, 64, 64, FAKE_FP8_MT64}};
     const kiln_logic logics[2] = {
         {"sm90", "a.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_a, 1, exact_a, 1,
-         KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128},
+         KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128, NULL, NULL, 0, 0},
         {"sm90", "b.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_b, 2, exact_b, 1,
-         KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY},
+         KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY, NULL, NULL, 0, 0},
     };
     kiln_tables t = T;
     t.logics = logics;
@@ -341,6 +341,45 @@ static void test_pooled_logics(void)
     r = run(&t, &in);
     int want_big[] = {FAKE_FP8_MT128, FAKE_FP8_MT64, FAKE_FP8_ANY};
     expect_order(&r, want_big, 3, "pooled, 4096^3");
+}
+
+/* The timing model: a size without an exact entry ranks a logic's solutions by the time predicted from the nearest
+ * measured sizes, scaled by each solution's waves x K-tiles; exact entries still come first. */
+static void test_timing_model(void)
+{
+    static const int list[] = {FAKE_FP8_MT128, FAKE_FP8_MT64};
+    static const kiln_exact exact[] = {{8192, 8192, 8192, FAKE_FP8_MT64}};
+    /* 128x128x64 tiles vs 64x64x64 tiles, ms at three measured sizes */
+    static const int64_t sizes[] = {4096, 4096, 4096, 64, 64, 64, 256, 4096, 7168};
+    static const float ms[] = {1.0f, 2.0f, 0.5f, 0.1f, 1.0f, 0.9f};
+    const kiln_logic logic = {"sm90", "tuned.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN,
+                              0, list, 2, exact, 1, KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128, sizes, ms, 3, 1};
+    kiln_tables t = T;
+    t.logics = &logic;
+    t.num_logics = 1;
+    kiln_problem p = fp8_problem(3008, 3008, 3008);
+    kiln_select_input in = input(&p, NULL, 0);
+    in.sm_count = 132;
+    result r = run(&t, &in);
+    int want_big[] = {FAKE_FP8_MT128, FAKE_FP8_MT64};
+    expect_order(&r, want_big, 2, "model, 3008^3 (nearest 4096^3)");
+    CHECK(contains(r.text, "predicted") && contains(r.text, "1 nearest measured sizes") &&
+              contains(r.text, "4096x4096x4096"), "explain names the model and its sizes:\n%s", r.text);
+    p = fp8_problem(96, 96, 96);
+    r = run(&t, &in);
+    int want_small[] = {FAKE_FP8_MT64, FAKE_FP8_MT128};
+    expect_order(&r, want_small, 2, "model, 96^3 (nearest 64^3)");
+    /* 64x64 tiles won at 256x4096x7168 (2 waves of 256 tiles), but at M = 333 they need 3 waves while 128x128 tiles
+     * still fit one: 0.9 x 3/2 > 1.0 x 1/1 */
+    p = fp8_problem(333, 4096, 7168);
+    r = run(&t, &in);
+    expect_order(&r, want_big, 2, "model scales by waves, 333x4096x7168");
+    in.sm_count = 1000; /* one wave for both: the measured order holds */
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "model on a wider device, 333x4096x7168");
+    p = fp8_problem(8192, 8192, 8192); /* an exact entry beats the model */
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "exact entry first");
 }
 
 /* With code required (a run on a device), solutions the build has no code object for drop out. */
@@ -388,6 +427,7 @@ int main(void)
     test_no_solution();
     test_metrics_and_references();
     test_pooled_logics();
+    test_timing_model();
     test_code_required();
     test_lookups();
     return test_summary("test_select");

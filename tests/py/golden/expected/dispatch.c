@@ -24,9 +24,11 @@ static const kiln_exact logic1_exact[] = {
 const kiln_logic kiln_logics[] = {
     {"gfx1151", "solutions/gfx1151/tiny.yaml", KILN_DTYPE_F16, KILN_DTYPE_E4M3, KILN_DTYPE_F16, KILN_LAYOUT_TN, 1,
         logic0_solutions, 1,
-        NULL, 0, KILN_DISTANCE_LOG_MNK, 0},
+        NULL, 0, KILN_DISTANCE_LOG_MNK, 0,
+        NULL, NULL, 0, 0},
     {"sm90", "solutions/sm90/tiny.yaml", KILN_DTYPE_F16, KILN_DTYPE_F16, KILN_DTYPE_F16, KILN_LAYOUT_NN, 0,
         logic1_solutions, 1,
-        logic1_exact, 1, KILN_DISTANCE_LOG_MNK, 1},
+        logic1_exact, 1, KILN_DISTANCE_LOG_MNK, 1,
+        NULL, NULL, 0, 0},
 };
 const int kiln_num_logics = (int)(sizeof kiln_logics / sizeof kiln_logics[0]);
