@@ -164,7 +164,7 @@ def render_tree(files, templates: Path) -> dict[str, str]:
                 "b": DTYPE_INFO[pr.b].c_enum, "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum,
                 "prepacked": int(pr.b_prepacked), "solutions": ids,
                 "exact": [(m, n, k, ids[s]) for m, n, k, s in logic.exact],
-                "timings": [(size, ["%.6g" % v if v is not None else "-1" for v in ms]) for size, ms in logic.timings],
+                "timings": [(size, ["%.6e" % v if v is not None else "-1.0" for v in ms]) for size, ms in logic.timings],
                 "neighbors": logic.neighbors,
                 "distance": DISTANCE_C[logic.distance], "fallback": ids[logic.fallback],
             })
