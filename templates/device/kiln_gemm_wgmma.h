@@ -173,6 +173,9 @@ template <class C> struct WgmmaGemm {
     //      16-byte coalesced stores (split-K: the raw partial sums to the workspace).
     // Only B carries the epilogue's code, once: the unrolled part A is a store per accumulator pair.
     static constexpr int CHUNK = 32;
+    // Rows a thread flushes per step: two where the accumulators leave the registers for it (a third of the
+    // 168 ptxas allocates under the launch bounds), else one.
+    static constexpr int FLUSH_ROWS = REP * ACC <= 64 && RPC >= 64 ? 2 : 1;
     static constexpr int CHUNKS = CPC / CHUNK;
 
     KILN_DEVICE static uint32_t staging_addr(uint32_t base, int row, int col) {
@@ -228,46 +231,61 @@ template <class C> struct WgmmaGemm {
         TD *d = (TD *)p.d + (int64_t)T.batch * p.stride_d + col;
         const bool vec = full && (8 * ED) % 16 == 0 && ((uintptr_t)d & 15) == 0 && ((int64_t)p.ldd * ED) % 16 == 0;
         const bool extra = p.has_c || p.activation != ACT_NONE;
-        for (int lr = tid >> 2; lr < RPC; lr += 32) {
-            const int row = row0 + lr;
-            if (row >= p.m) break;
-            float v[8];
-            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
-                         : "r"(staging_addr(base, lr, cq * 8)));
-            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=f"(v[4]), "=f"(v[5]), "=f"(v[6]), "=f"(v[7])
-                         : "r"(staging_addr(base, lr, cq * 8 + 4)));
-            if constexpr (C::GSU > 1) {
-                float *out = splitk_slice(p, T.batch, T.split, C::GSU) + (int64_t)row * p.n + col;
+        // FLUSH_ROWS rows per step, all read from shared memory before any is written out (one warp per scheduler
+        // here: the loads of the second row hide behind the first's arithmetic).
+        for (int lr0 = tid >> 2; lr0 < RPC; lr0 += 32 * FLUSH_ROWS) {
+            float v[FLUSH_ROWS][8];
+#pragma unroll
+            for (int h = 0; h < FLUSH_ROWS; ++h) {
+                const int lr = lr0 + 32 * h;
+                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(v[h][0]), "=f"(v[h][1]), "=f"(v[h][2]), "=f"(v[h][3])
+                             : "r"(staging_addr(base, lr, cq * 8)));
+                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(v[h][4]), "=f"(v[h][5]), "=f"(v[h][6]), "=f"(v[h][7])
+                             : "r"(staging_addr(base, lr, cq * 8 + 4)));
+            }
+#pragma unroll
+            for (int h = 0; h < FLUSH_ROWS; ++h) {
+                const int lr = lr0 + 32 * h, row = row0 + lr;
+                if (lr >= RPC || row >= p.m) break;
+                flush_row(p, sc, T, d, v[h], cs, cb, row, col, full, vec, extra);
+            }
+        }
+    }
+
+    KILN_DEVICE static void flush_row(const kiln_gemm_params &p, const EpilogueScales &sc, const Tile &T, TD *d,
+                                      float (&v)[8], const float (&cs)[8], const float (&cb)[8], int row, int col,
+                                      bool full, bool vec, bool extra) {
+        if constexpr (C::GSU > 1) {
+            float *out = splitk_slice(p, T.batch, T.split, C::GSU) + (int64_t)row * p.n + col;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                if (full || col + j < p.n) out[j] = v[j];
+        } else {
+            const float rs = sc.row ? sc.row[row] : 1.f;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[j] = v[j] * rs * cs[j] + cb[j];
+            if (extra) {
+                const TD *c = (const TD *)p.c + (int64_t)T.batch * p.stride_c + (int64_t)row * p.ldc + col;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    if (p.has_c && (full || col + j < p.n)) v[j] += p.beta * load_f32(c, j);
+                    v[j] = activate(v[j], p.activation);
+                }
+            }
+            TD out[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) store_f32(out, j, v[j]);
+            TD *dst = d + (int64_t)row * p.ldd;
+            if (vec) {
+#pragma unroll
+                for (int j = 0; j < 8 * ED / 16; ++j)
+                    reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(out)[j];
+            } else {
 #pragma unroll
                 for (int j = 0; j < 8; ++j)
-                    if (full || col + j < p.n) out[j] = v[j];
-            } else {
-                const float rs = sc.row ? sc.row[row] : 1.f;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) v[j] = v[j] * rs * cs[j] + cb[j];
-                if (extra) {
-                    const TD *c = (const TD *)p.c + (int64_t)T.batch * p.stride_c + (int64_t)row * p.ldc + col;
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        if (p.has_c && (full || col + j < p.n)) v[j] += p.beta * load_f32(c, j);
-                        v[j] = activate(v[j], p.activation);
-                    }
-                }
-                TD out[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) store_f32(out, j, v[j]);
-                TD *dst = d + (int64_t)row * p.ldd;
-                if (vec) {
-#pragma unroll
-                    for (int j = 0; j < 8 * ED / 16; ++j)
-                        reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(out)[j];
-                } else {
-#pragma unroll
-                    for (int j = 0; j < 8; ++j)
-                        if (full || col + j < p.n) dst[j] = out[j];
-                }
+                    if (full || col + j < p.n) dst[j] = out[j];
             }
         }
     }
