@@ -392,29 +392,39 @@ def markdown(meta, rows, summary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(base: pathlib.Path, meta, rows) -> dict:
-    """<base>.json, <base>.md and (with matplotlib) <base>.png; prints the table and the summary last."""
-    summary = summarize(rows)
+def write_report(base: pathlib.Path, payload: dict, md: str, plot, summary: list, later: str = "") -> None:
+    """<base>.json (payload), <base>.md and, when plot(<base>.png) finds matplotlib, <base>.png; prints the summary
+    last. A plotting failure is reported, never fatal: the numbers are already written."""
     base.parent.mkdir(parents=True, exist_ok=True)
     paths = {ext: base.with_name(base.name + ext) for ext in (".json", ".md", ".png")}
-    paths[".json"].write_text(json.dumps({"meta": meta, "cases": rows, "summary": summary}, indent=2,
-                                         sort_keys=True) + "\n")
-    md = markdown(meta, rows, summary)
+    paths[".json"].write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     paths[".md"].write_text(md)
-    print()
-    print(md)
     try:
-        from plot_bench import plot
-        plot(paths[".json"], paths[".png"])
+        plot(paths[".png"])
         print(f"wrote {paths['.png']}")
     except ImportError as exc:
-        print(f"no plot ({exc}); later: python3 bench/plot_bench.py {paths['.json']} {paths['.png']}")
+        print(f"no plot ({exc})" + (f"; later: {later.format(json=paths['.json'], png=paths['.png'])}" if later else ""))
     except Exception as exc:  # noqa: BLE001 - the numbers are written; a plotting problem must not lose the run
         print(f"plot failed: {type(exc).__name__}: {exc}")
     print(f"wrote {paths['.json']} and {paths['.md']}")
     print("summary:")
-    for line in summary_lines(summary):
+    for line in summary:
         print("  " + line)
+
+
+def write_outputs(base: pathlib.Path, meta, rows) -> dict:
+    """<base>.json, <base>.md and (with matplotlib) <base>.png; prints the table and the summary last."""
+    summary = summarize(rows)
+    md = markdown(meta, rows, summary)
+    print()
+    print(md)
+
+    def plot(png):
+        from plot_bench import plot as plot_json
+        plot_json(base.with_name(base.name + ".json"), png)
+
+    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot, summary_lines(summary),
+                 later="python3 bench/plot_bench.py {json} {png}")
     return summary
 
 

@@ -211,21 +211,8 @@ def plot(rows, meta, png_path) -> None:
 
 def write_outputs(prefix: pathlib.Path, meta, rows) -> dict:
     summary = summarize(rows)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = {ext: prefix.with_name(prefix.name + ext) for ext in (".json", ".md", ".png")}
-    paths[".json"].write_text(json.dumps({"meta": meta, "rows": rows, "summary": summary}, indent=2) + "\n")
-    paths[".md"].write_text(markdown(meta, rows, summary))
-    try:
-        plot(rows, meta, paths[".png"])
-        print(f"wrote {paths['.png']}")
-    except ImportError as exc:
-        print(f"no plot ({exc})")
-    except Exception as exc:  # noqa: BLE001 - the numbers are written; a plotting problem must not lose the run
-        print(f"plot failed: {type(exc).__name__}: {exc}")
-    print(f"wrote {paths['.json']} and {paths['.md']}")
-    print("summary:")
-    for line in summary_lines(summary):
-        print("  " + line)
+    bg.write_report(prefix, {"meta": meta, "rows": rows, "summary": summary}, markdown(meta, rows, summary),
+                    lambda png: plot(rows, meta, png), summary_lines(summary))
     return summary
 
 

@@ -24,6 +24,9 @@
 
 #include "kiln/kiln.h"
 
+#include "dtype.h"
+#include "fp8.h"
+
 #if defined(__GNUC__)
 #define PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
 #else
@@ -112,107 +115,12 @@ static const char *cu_error(CUresult rc)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */
-/* Number formats: exact decoders (host reference) and the encoders the input generator needs. */
+/* Number formats: the runtime's own conversions (runtime/src/fp8.c, dtype.c, compiled into this client), exact on
+ * decode; the encoders round to nearest even. */
 
-static int is_fp8(kiln_dtype t)
-{
-    return t == KILN_DTYPE_E4M3 || t == KILN_DTYPE_E5M2 || t == KILN_DTYPE_E4M3FNUZ || t == KILN_DTYPE_E5M2FNUZ;
-}
-
-static int is_half(kiln_dtype t) { return t == KILN_DTYPE_F16 || t == KILN_DTYPE_BF16; }
-
-static size_t dtype_bytes(kiln_dtype t) { return t == KILN_DTYPE_F32 ? 4 : is_half(t) ? 2 : 1; }
-
-struct fp8_format {
-    int ebits, mbits, bias, fnuz;
-};
-
-static struct fp8_format fp8_format_of(kiln_dtype t)
-{
-    switch (t) {
-    case KILN_DTYPE_E4M3:
-        return (struct fp8_format){4, 3, 7, 0};
-    case KILN_DTYPE_E5M2:
-        return (struct fp8_format){5, 2, 15, 0};
-    case KILN_DTYPE_E4M3FNUZ:
-        return (struct fp8_format){4, 3, 8, 1};
-    default:
-        return (struct fp8_format){5, 2, 16, 1};
-    }
-}
-
-/* OCP e4m3fn / e5m2 and the FNUZ variants (see runtime/src/fp8.h for the table of formats). */
-static double fp8_value(kiln_dtype t, unsigned bits)
-{
-    struct fp8_format f = fp8_format_of(t);
-    unsigned sign = bits >> 7, e = (bits >> f.mbits) & ((1u << f.ebits) - 1), mant = bits & ((1u << f.mbits) - 1);
-    if (f.fnuz) {
-        if (bits == 0x80)
-            return NAN;
-    } else if (f.ebits == 4) {
-        if (e == 15 && mant == 7)
-            return NAN;
-    } else if (e == 31) {
-        return mant ? NAN : sign ? -INFINITY : INFINITY;
-    }
-    double v = e == 0 ? ldexp((double)mant, 1 - f.bias - f.mbits)
-                      : ldexp((double)((1u << f.mbits) + mant), (int)e - f.bias - f.mbits);
-    return sign ? -v : v;
-}
-
-static double f16_value(unsigned bits)
-{
-    unsigned sign = bits >> 15, e = (bits >> 10) & 31, mant = bits & 1023;
-    double v;
-    if (e == 31)
-        v = mant ? NAN : INFINITY;
-    else if (e == 0)
-        v = ldexp((double)mant, -24);
-    else
-        v = ldexp((double)(1024 + mant), (int)e - 25);
-    return sign ? -v : v;
-}
-
-static double bf16_value(unsigned bits)
-{
-    uint32_t u = (uint32_t)bits << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static double f32_value(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* Round to nearest even; |x| <= 1 here, so no overflow handling is needed. */
-static uint16_t f16_bits(double x)
-{
-    uint16_t sign = x < 0 ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0)
-        return sign;
-    int e;
-    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): a in [2^(e-1), 2^e) */
-    int biased = e - 1 + 15;
-    if (biased <= 0) /* subnormal: a multiple of 2^-24; 1024 rounds up into the smallest normal, as it should */
-        return (uint16_t)(sign | (uint16_t)nearbyint(ldexp(a, 24)));
-    double mant = nearbyint((ldexp(a, -(e - 1)) - 1.0) * 1024.0);
-    if (mant >= 1024)
-        mant = 0, biased++;
-    return (uint16_t)(sign | (uint16_t)(biased << 10) | (uint16_t)mant);
-}
-
-static uint16_t bf16_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    u += 0x7fffu + ((u >> 16) & 1u); /* finite inputs only */
-    return (uint16_t)(u >> 16);
-}
+static int is_fp8(kiln_dtype t) { return kiln_dtype_is_fp8(t); }
+static int is_half(kiln_dtype t) { return kiln_dtype_is_half(t); }
+static size_t dtype_bytes(kiln_dtype t) { return kiln_dtype_bytes(t); }
 
 /* Value of every code of an input type: 256 entries for fp8, 65536 for f16/bf16. */
 static double *make_lut(kiln_dtype t)
@@ -222,8 +130,8 @@ static double *make_lut(kiln_dtype t)
     if (!lut)
         return NULL;
     for (size_t i = 0; i < count; i++)
-        lut[i] = is_fp8(t) ? fp8_value(t, (unsigned)i) : t == KILN_DTYPE_F16 ? f16_value((unsigned)i)
-                                                                             : bf16_value((unsigned)i);
+        lut[i] = is_fp8(t) ? kiln_fp8_to_f32(t, (uint8_t)i) : t == KILN_DTYPE_F16 ? kiln_f16_to_f32((uint16_t)i)
+                                                                                   : kiln_bf16_to_f32((uint16_t)i);
     return lut;
 }
 
@@ -242,14 +150,15 @@ static double next_unit(uint64_t *state) { return (double)(next_u64(state) >> 11
 
 static uint64_t below(uint64_t *state, uint64_t n) { return n ? next_u64(state) % n : 0; }
 
-/* Random finite fp8 codes of moderate magnitude: |x| in [2^-3, 2^2), random sign and mantissa. */
+/* Random finite fp8 codes of moderate magnitude: |x| in [2^-3, 2^2), uniform over those codes (both signs). */
 static uint8_t random_fp8(kiln_dtype t, uint64_t *state)
 {
-    struct fp8_format f = fp8_format_of(t);
-    uint64_t r = next_u64(state);
-    unsigned sign = (unsigned)(r & 1), e = (unsigned)(f.bias - 3) + (unsigned)((r >> 8) % 5),
-             mant = (unsigned)(r >> 32) & ((1u << f.mbits) - 1);
-    return (uint8_t)((sign << 7) | (e << f.mbits) | mant);
+    for (;;) {
+        uint8_t code = (uint8_t)(next_u64(state) >> 56);
+        float x = fabsf(kiln_fp8_to_f32(t, code));
+        if (x >= 0.125f && x < 4.0f)
+            return code;
+    }
 }
 
 /* count elements of type t (fp8, f16 or bf16) into out. */
@@ -263,7 +172,7 @@ static void fill_random(kiln_dtype t, void *out, size_t count, uint64_t *state)
         uint16_t *p = out;
         for (size_t i = 0; i < count; i++) {
             double x = 2.0 * next_unit(state) - 1.0;
-            p[i] = t == KILN_DTYPE_F16 ? f16_bits(x) : bf16_bits((float)x);
+            p[i] = t == KILN_DTYPE_F16 ? kiln_f32_to_f16((float)x) : kiln_f32_to_bf16((float)x);
         }
     }
 }
@@ -771,13 +680,13 @@ static int64_t count_nonfinite(kiln_dtype t, const void *d, size_t count)
 static double output_value(kiln_dtype t, const void *d, int64_t index)
 {
     if (t == KILN_DTYPE_F32) {
-        uint32_t u;
-        memcpy(&u, (const uint8_t *)d + index * 4, 4);
-        return f32_value(u);
+        float f;
+        memcpy(&f, (const uint8_t *)d + index * 4, 4);
+        return f;
     }
     uint16_t v;
     memcpy(&v, (const uint8_t *)d + index * 2, 2);
-    return t == KILN_DTYPE_F16 ? f16_value(v) : bf16_value(v);
+    return t == KILN_DTYPE_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
 }
 
 static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_args *args, const kiln_algo *algo,

@@ -36,7 +36,7 @@ from pathlib import Path
 import yaml
 
 from . import render, schema
-from .model import ARCH_INFO, DTYPE_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Layout, Problem, Solution, kind_of
+from .model import ARCH_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Layout, Problem, Solution, decode, kind_of
 from .rules import check
 
 _PARAM_COUNT = {f: n for f, _p, n, _d in PARAMS}
@@ -310,7 +310,6 @@ def winners(t: Tuning, results: dict) -> dict:
 
 
 def logic_yaml(t: Tuning, results: dict) -> str:
-    from .model import decode  # noqa: PLC0415
     won = winners(t, results)
     if not won:
         raise TuneError("no measured size has a passing candidate: nothing to write")

@@ -295,7 +295,7 @@ template <class C> struct WgmmaGemm {
         const kiln_gemm_params &p = P.p;
         const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
         const EpilogueScales sc = epilogue_scales(p);
-        const uint32_t base = sm90::smem_u32(region);
+        const uint32_t base = smem_addr(region);
 #pragma unroll
         for (int ch = 0; ch < CHUNKS; ++ch) {
             stage_chunk(acc, base, ch, warp, lane);
@@ -329,8 +329,8 @@ template <class C> struct WgmmaGemm {
             int prev = -1;
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
-                const uint32_t sa = sm90::smem_u32(smem + stage * A_STAGE) + cm * RPC * 128;
-                const uint32_t sb = sm90::smem_u32(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+                const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
+                const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
                 if constexpr (C::SWAP) {
                     uint32_t frag[REP][KSTEPS][4];
                     load_weights(frag, sb, warp, lane);

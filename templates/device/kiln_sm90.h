@@ -4,29 +4,27 @@
 #ifndef KILN_SM90_H
 #define KILN_SM90_H
 
-#include "kiln_device.h"
+#include "kiln_mma_ptx.h"  // smem_addr
 
 namespace kiln {
 namespace sm90 {
 
-KILN_DEVICE uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
 // ---- mbarrier ----
 KILN_DEVICE void mbar_init(uint64_t *bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
 // Makes the initialised barriers visible to the async proxy (TMA) and the other threads.
 KILN_DEVICE void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 KILN_DEVICE void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
                  : "memory");
 }
 KILN_DEVICE void mbar_arrive(uint64_t *bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
 // Waits until the barrier's phase with the given parity has completed.
 KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
-    const uint32_t addr = smem_u32(bar);
+    const uint32_t addr = smem_addr(bar);
     uint32_t done;
     do {
         asm volatile(
@@ -45,11 +43,9 @@ KILN_DEVICE void tma_prefetch(const kiln_tma_desc *map) {
 KILN_DEVICE void tma_load_3d(void *dst, const kiln_tma_desc *map, uint64_t *bar, int c0, int c1, int c2) {
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
-        ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
+        ::"r"(smem_addr(dst)), "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
         : "memory");
 }
-// Generic-proxy writes to shared memory become visible to the async proxy (TMA store, wgmma).
-KILN_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 // ---- wgmma ----
 // Shared-memory matrix descriptor of a K-major tile stored as rows of 128 bytes in the 128-byte swizzle (the layout
