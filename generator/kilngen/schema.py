@@ -6,21 +6,27 @@ Nothing downstream of this module validates again: a SolutionFile holds only sol
 """
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple, NoReturn, Optional
+from typing import Callable, NamedTuple, Optional
 
 import yaml
 
 from .model import (ARCH_INFO, DTYPE_INFO, FAMILY_VENDOR, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout,
                     Problem, Solution, kind_of)
 from .rules import ALLOWED, FAMILY_RULES, _fmt, _or, check, default_mi  # noqa: F401  (ALLOWED..: re-exported)
+from .yamlread import SchemaError, Reader, document, hint, node_line, plural  # noqa: F401  (SchemaError: re-exported)
 
 SCHEMA_VERSION = 1
 DISTANCES = ("log_mnk", "linear_mnk")
+# Bounds of what the selection logic lands in: m, n, k are int32 in the runtime; timings are C floats, and the
+# runtime predicts from at most KILN_MODEL_MAX_NEIGHBORS (runtime/src/select.h) measured sizes.
+MS_RANGE = (1e-6, 1e6)
+MAX_NEIGHBORS = 16
+# Solutions one file may expand to (forks multiply): the generator renders each one.
+MAX_SOLUTIONS = 1024
 
 # Parameter values when neither the entry (its fork/with) nor `defaults` gives one. mt and wg have none; mi's
 # depends on the problem and arch (default_mi).
@@ -46,10 +52,6 @@ KIND_LAYOUTS = {
     Kind.GEMM: ((Layout.TN, Layout.NN), ""),
 }
 assert KIND_LAYOUTS.keys() == set(Kind)
-
-
-class SchemaError(ValueError):
-    """A solution file is invalid. str(error) is one line: `file:line: key: why`."""
 
 
 @dataclass(frozen=True)
@@ -89,112 +91,12 @@ class _Set(NamedTuple):
     line: int
 
 
-def _line(node) -> int:
-    return node.start_mark.line + 1
+_line = node_line
+_hint = hint
 
 
-def _hint(word: str, known) -> str:
-    close = difflib.get_close_matches(word, list(known), n=1)
-    return f"did you mean {close[0]}?" if close else "one of " + ", ".join(known)
-
-
-class _Reader:
-    """Turns composed nodes into checked Python values; every failure names file, line and key."""
-
-    def __init__(self, source: str, loader: yaml.SafeLoader):
-        self.source = source
-        self.loader = loader
-
-    def fail(self, at, key: str, why: str) -> NoReturn:
-        line = at if isinstance(at, int) else _line(at)
-        raise SchemaError(f"{self.source}:{line}: {key}: {why}")
-
-    def scalar(self, node, key: str):
-        try:
-            return self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError as exc:
-            self.fail(node, key, str(getattr(exc, "problem", exc)))
-
-    def describe(self, node, key: str) -> str:
-        if not isinstance(node, yaml.ScalarNode):
-            return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
-        value = self.scalar(node, key)
-        if value is None or isinstance(value, str):
-            return "null" if value is None else f"str {value!r}"
-        return f"{type(value).__name__} {node.value}"
-
-    def mapping(self, node, key: str, known=None, what: str = "key", prefix: str = "") -> dict:
-        """{key: (key node, value node)} in YAML order; keys are strings, unique and (when known is given) known."""
-        if not isinstance(node, yaml.MappingNode):
-            self.fail(node, key, f"expected a mapping, got {self.describe(node, key)}")
-        out = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                self.fail(key_node, key, "merge keys (<<) are not supported; use defaults or a fork's with")
-            name = self.scalar(key_node, key) if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(name, str):
-                self.fail(key_node, key, f"keys must be strings, got {self.describe(key_node, key)}")
-            label = f"{prefix}.{name}" if prefix else name
-            if name in out:
-                self.fail(key_node, label, f"duplicate key (first at line {_line(out[name][0])})")
-            if known is not None and name not in known:
-                self.fail(key_node, label, f"unknown {what}; {_hint(name, known)}")
-            out[name] = (key_node, value_node)
-        return out
-
-    def once(self, seen: dict, value, node, key: str, shown: str) -> None:
-        """Note where value was first given; a repeat is an error."""
-        if value in seen:
-            self.fail(node, key, f"{shown} listed twice (first at line {seen[value]})")
-        seen[value] = _line(node)
-
-    def require(self, items: dict, node, names, prefix: str = "") -> None:
-        for name in names:
-            if name not in items:
-                self.fail(node, f"{prefix}.{name}" if prefix else name, "required key missing")
-
-    def seq(self, node, key: str) -> list:
-        if not isinstance(node, yaml.SequenceNode):
-            self.fail(node, key, f"expected a list, got {self.describe(node, key)}")
-        return list(node.value)
-
-    def one_or_more(self, node, key: str) -> list:
-        """A scalar or a non-empty list of scalars, as a list of nodes."""
-        nodes = list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
-        if not nodes:
-            self.fail(node, key, "empty list")
-        return nodes
-
-    def int_(self, node, key: str) -> int:
-        value = self.scalar(node, key) if isinstance(node, yaml.ScalarNode) else None
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(node, key, f"expected an int, got {self.describe(node, key)}")
-        return value
-
-    def ints(self, node, key: str, count: int) -> tuple:
-        if not isinstance(node, yaml.SequenceNode):
-            self.fail(node, key, f"expected a list of {count} ints, got {self.describe(node, key)}")
-        if len(node.value) != count:
-            self.fail(node, key, f"expected a list of {count} ints, got {len(node.value)} items")
-        return tuple(self.int_(item, key) for item in node.value)
-
-    def choice(self, node, key: str, known, what: str) -> str:
-        value = self.scalar(node, key) if isinstance(node, yaml.ScalarNode) else None
-        if not isinstance(value, str):
-            self.fail(node, key, f"expected a {what} name, got {self.describe(node, key)}")
-        if value not in known:
-            self.fail(node, key, f"unknown {what} {value!r}; {_hint(value, known)}")
-        return value
-
-    def enum(self, node, key: str, cls, what: str):
-        return cls(self.choice(node, key, [member.value for member in cls], what))
-
-    def index(self, node, key: str, count: int) -> int:
-        value = self.int_(node, key)
-        if not 0 <= value < count:
-            have = "1 solution (index 0)" if count == 1 else f"{count} solutions (indices 0..{count - 1})"
-            self.fail(node, key, f"{value} is out of range; the file expands to {have}")
-        return value
+class _Reader(Reader):
+    """yamlread.Reader plus the reads of solution parameters."""
 
     def param(self, field: str, node) -> _Set:
         count = _PARAM_COUNT[field]
@@ -285,6 +187,11 @@ def _fork(r: _Reader, node, fixed: dict) -> list:
             values.append(r.param(field, candidate))
             r.once(seen, values[-1].value, candidate, field, _fmt(values[-1].value))
         axes.append((field, values))
+    size = 1
+    for _field, values in axes:
+        size *= len(values)
+    if size > MAX_SOLUTIONS:
+        r.fail(node, "fork", f"expands to {size} solutions; a file may have at most {MAX_SOLUTIONS}")
     return [{**fixed, **dict(zip([field for field, _v in axes], combo))}
             for combo in itertools.product(*[values for _f, values in axes])]
 
@@ -313,6 +220,8 @@ def _entries(r: _Reader, node, defaults: dict) -> list:
                 if field not in params and field not in defaults:
                     r.fail(entry, field, "required; give it in the entry, its fork/with, or defaults")
             out.append(_Entry(_line(entry), label, params))
+        if len(out) > MAX_SOLUTIONS:
+            r.fail(entry, label, f"the file expands to more than {MAX_SOLUTIONS} solutions")
     return out
 
 
@@ -354,9 +263,18 @@ def _ms(r: _Reader, node, key: str):
     value = r.scalar(node, key) if isinstance(node, yaml.ScalarNode) else "?"
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        r.fail(node, key, f"expected a positive time in ms or null, got {r.describe(node, key)}")
+    low, high = MS_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        r.fail(node, key, f"expected a time in ms in {low:g}..{high:g} or null, got {r.describe(node, key)}")
     return float(value)
+
+
+def _size(r: _Reader, node, key: str) -> tuple:
+    """[m, n, k]: each in 1..INT32_MAX (the runtime's problem sizes are int32)."""
+    size = r.ints(node, key, 3)
+    if min(size) <= 0:
+        r.fail(node, key, f"{_fmt(size)} must be positive")
+    return size
 
 
 def _timings(r: _Reader, node, count: int) -> tuple:
@@ -365,13 +283,12 @@ def _timings(r: _Reader, node, count: int) -> tuple:
         label = f"selection.timings[{j}]"
         fields = r.mapping(item, label, ("size", "ms"), prefix=label)
         r.require(fields, item, ("size", "ms"), label)
-        size = r.ints(fields["size"][1], f"{label}.size", 3)
-        if min(size) <= 0:
-            r.fail(fields["size"][1], f"{label}.size", f"{_fmt(size)} must be positive")
+        size = _size(r, fields["size"][1], f"{label}.size")
         r.once(seen, size, fields["size"][1], f"{label}.size", _fmt(size))
         ms_nodes = r.seq(fields["ms"][1], f"{label}.ms")
         if len(ms_nodes) != count:
-            r.fail(fields["ms"][1], f"{label}.ms", f"has {len(ms_nodes)} times; the file expands to {count} solutions")
+            r.fail(fields["ms"][1], f"{label}.ms", f"has {plural(len(ms_nodes), 'time')}; the file expands to "
+                                                   f"{plural(count, 'solution')}")
         ms = tuple(_ms(r, m, f"{label}.ms") for m in ms_nodes)
         if all(v is None for v in ms):
             r.fail(fields["ms"][1], f"{label}.ms", "no solution has a time")
@@ -388,9 +305,7 @@ def _selection(r: _Reader, node, count: int):
         fields = r.mapping(item, label, ("size", "solution"), prefix=label)
         r.require(fields, item, ("size", "solution"), label)
         size_node = fields["size"][1]
-        size = r.ints(size_node, f"{label}.size", 3)
-        if min(size) <= 0:
-            r.fail(size_node, f"{label}.size", f"{_fmt(size)} must be positive")
+        size = _size(r, size_node, f"{label}.size")
         r.once(seen, size, size_node, f"{label}.size", _fmt(size))
         exact.append(size + (r.index(fields["solution"][1], f"{label}.solution", count),))
     distance = r.choice(items["distance"][1], "selection.distance", DISTANCES, "distance")
@@ -398,10 +313,14 @@ def _selection(r: _Reader, node, count: int):
     timings = _timings(r, items["timings"][1], count) if "timings" in items else ()
     neighbors = 0
     if "neighbors" in items:
-        neighbors = r.int_(items["neighbors"][1], "selection.neighbors")
-        if not timings or not 1 <= neighbors <= len(timings):
-            r.fail(items["neighbors"][1], "selection.neighbors",
-                   f"{neighbors} needs timings and must be in 1..{len(timings)} (the measured sizes)")
+        node = items["neighbors"][1]
+        neighbors = r.int_(node, "selection.neighbors")
+        if not timings:
+            r.fail(node, "selection.neighbors", "needs timings (the measured sizes it predicts from)")
+        most = min(len(timings), MAX_NEIGHBORS)
+        if not 1 <= neighbors <= most:
+            why = "the measured sizes" if most == len(timings) else "the most the runtime uses"
+            r.fail(node, "selection.neighbors", f"{neighbors} must be in 1..{most} ({why})")
     elif timings:
         r.fail(items["timings"][1], "selection.timings", "timings need neighbors (how many nearest sizes predict)")
     return tuple(exact), distance, fallback, timings, neighbors
@@ -410,7 +329,8 @@ def _selection(r: _Reader, node, count: int):
 def _ci(r: _Reader, node, count: int) -> frozenset:
     seen = {}
     for item in r.seq(node, "ci"):
-        r.once(seen, r.index(item, "ci", count), item, "ci", item.value)
+        index = r.index(item, "ci", count)
+        r.once(seen, index, item, "ci", str(index))
     return frozenset(seen)
 
 
@@ -461,28 +381,8 @@ def _relative(path, root) -> str:
 
 def load_file(path, root) -> SolutionFile:
     """Read and validate one solution file. Errors name the file relative to root."""
-    source = _relative(path, root)
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SchemaError(f"{source}:{line}: yaml: not UTF-8 text") from None
-    loader = None
-    try:
-        loader = yaml.SafeLoader(text)
-        return _parse(_Reader(source, loader), loader.get_single_node())
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        why = f"{exc.context}: {exc.problem}" if exc.context else str(exc.problem)
-        raise SchemaError(f"{source}:{mark.line + 1 if mark else 1}: yaml: {' '.join(why.split())}") from None
-    except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        raise SchemaError(f"{source}:{line}: yaml: special character U+{code:04X} is not allowed") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    with document(path, _relative(path, root), _Reader) as (reader, doc):
+        return _parse(reader, doc)
 
 
 def load_tree(root) -> list:
