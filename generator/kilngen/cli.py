@@ -92,52 +92,43 @@ def cmd_decode(args) -> int:
     return 0
 
 
-class _Problem(ctypes.Structure):
-    _fields_ = ([(f, ctypes.c_int) for f in ("a_type", "b_type", "d_type", "layout")]
-                + [(f, ctypes.c_int64) for f in ("m", "n", "k", "batch", "lda", "ldb", "ldc", "ldd", "stride_a",
-                                                  "stride_b", "stride_c", "stride_d")]
-                + [(f, ctypes.c_int) for f in ("scale_a", "scale_b", "has_bias", "bias_type", "has_c",
-                                               "activation", "b_prepacked")])
-
-
-def _c_enum(table_value: str) -> int:
-    order = ["KILN_DTYPE_F32", "KILN_DTYPE_F16", "KILN_DTYPE_BF16", "KILN_DTYPE_E4M3", "KILN_DTYPE_E5M2",
-             "KILN_DTYPE_E4M3FNUZ", "KILN_DTYPE_E5M2FNUZ", "KILN_LAYOUT_TN", "KILN_LAYOUT_NN"]
-    i = order.index(table_value)
-    return i if i < 7 else i - 7
+def _binding():
+    """The Python binding's ctypes layer (runtime/python/kiln: _capi mirrors kiln.h, make_problem range-checks the
+    fields), imported by path. It needs neither torch nor a GPU, so explain runs wherever the library was built."""
+    path = str(REPO / "runtime" / "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    from kiln import _capi, _handle
+    return _capi, _handle
 
 
 def cmd_explain(args) -> int:
-    lib_path = args.lib or os.environ.get("KILN_LIBRARY") or str(REPO / "build" / "libkiln.so")
-    if not Path(lib_path).is_file():
-        print(f"kiln explain: {lib_path} not found: build the library first (README) or pass --lib", file=sys.stderr)
+    capi, binding = _binding()
+    try:
+        lib = capi.load_library(args.lib)
+    except OSError as exc:
+        print(f"kiln explain: {exc}; build the library first (README) or pass --lib", file=sys.stderr)
         return 2
-    lib = ctypes.CDLL(lib_path)
-    handle = ctypes.c_void_p()
-    status = lib.kiln_create(ctypes.byref(handle))
-    if status == 0:
-        status = lib.kiln_set_arch(handle, args.arch.encode())
-    a, b, d = DType(args.a), DType(args.b), DType(args.d)
-    layout = Layout(args.layout)
-    prob = _Problem()
-    if status == 0:
-        status = lib.kiln_problem_init(ctypes.byref(prob), _c_enum(DTYPE_INFO[a].c_enum), _c_enum(DTYPE_INFO[b].c_enum),
-                                       _c_enum(DTYPE_INFO[d].c_enum), _c_enum(LAYOUT_INFO[layout].c_enum),
-                                       ctypes.c_int64(args.m), ctypes.c_int64(args.n), ctypes.c_int64(args.k))
-    if status == 0 and args.prepacked:
-        prob.b_prepacked = 1
-        prob.ldb = (args.k + 15) // 16 * 16
-        prob.stride_b = prob.ldb * args.n
-    buf = ctypes.create_string_buffer(1 << 16)
-    if status == 0:
-        status = lib.kiln_explain(handle, ctypes.byref(prob), None, buf, ctypes.c_size_t(len(buf)))
-    lib.kiln_status_string.restype = ctypes.c_char_p
-    if handle:
-        lib.kiln_destroy(handle)
-    if status != 0:
-        print(f"kiln explain: {lib.kiln_status_string(status).decode()}", file=sys.stderr)
+    handle = capi.kiln_handle()
+    try:
+        capi.check(lib.kiln_create(ctypes.byref(handle)), "kiln_create")
+        capi.check(lib.kiln_set_arch(handle, args.arch.encode()), "kiln_set_arch", f"arch {args.arch!r}", handle)
+        a, b, d = (capi.DType[DType(v).name] for v in (args.a, args.b, args.d))
+        fields = {"b_prepacked": 1} if args.prepacked else {}
+        prob = binding.make_problem(a, b, d, capi.Layout[Layout(args.layout).name], args.m, args.n, args.k,
+                                    **fields)
+        status, text = capi.explain_text(handle, prob)
+        print(text, end="" if text.endswith("\n") else "\n")  # also when the selection failed: it says why
+        capi.check(status, "kiln_explain", "", handle)
+    except (ValueError, TypeError) as exc:  # a size its C field cannot hold (make_problem's range checks)
+        print(f"kiln explain: {exc}", file=sys.stderr)
+        return 2
+    except capi.KilnError as exc:
+        print(f"kiln explain: {exc}", file=sys.stderr)
         return 1
-    print(buf.value.decode())
+    finally:
+        if handle:
+            lib.kiln_destroy(handle)
     return 0
 
 

@@ -33,8 +33,10 @@ def test_enum_matches_header(enum_type):
 
 
 def test_every_api_function_is_declared():
+    """Every function of kiln.h is bound; the optional ones (bound when the loaded library has them) too once the
+    header declares them."""
     declared = set(re.findall(r"^(?:const char \*|kiln_status )(kiln_\w+)\(", HEADER_TEXT, re.M))
-    assert declared == set(_capi.PROTOTYPES)
+    assert set(_capi.PROTOTYPES) <= declared <= set(_capi.PROTOTYPES) | set(_capi.OPTIONAL_PROTOTYPES)
 
 
 def test_api_version():
@@ -268,6 +270,28 @@ def test_query_by_arch_without_device():
             assert name.value.decode() in kilntest.table_solutions()
     finally:
         lib.kiln_destroy(h)
+
+
+def test_query_cpu_tensors_for_an_arch():
+    """query()/explain() take CPU tensors and answer for the device-less handle, whose arch set_arch picks."""
+    torch = kilntest.torch
+    if torch is None:
+        pytest.skip("torch is not installed")
+    _lib()
+    before = kiln.device_arch(-1)
+    kiln.set_arch("sm90", device_index=-1)
+    try:
+        a = torch.ones((256, 512)).to(torch.float8_e4m3fn)
+        w = torch.ones((128, 512)).to(torch.float8_e4m3fn)
+        one = torch.ones((), dtype=torch.float32)
+        names = kiln.algos(kiln.scaled_mm, a, w.t(), one, one, k=4)
+        assert names and all(n.endswith("_SM90") for n in names)
+        assert names[0] in kiln.explain(kiln.scaled_mm, a, w.t(), one, one)
+        with pytest.raises(ValueError, match="CUDA"):
+            kiln.scaled_mm(a, w.t(), one, one)
+    finally:
+        if before != "none":
+            kiln.set_arch(before, device_index=-1)
 
 
 def test_library_override_env(monkeypatch):

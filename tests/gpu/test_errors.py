@@ -120,6 +120,31 @@ def test_invalid_leading_dimension():
     with pytest.raises(kiln.KilnError) as info:
         kiln.query_problem(p)
     assert info.value.status == kiln.Status.INVALID_VALUE, str(info.value)
+    if hasattr(kiln.load_library(), "kiln_last_error"):  # the field and value, not just the status
+        assert "ldb" in info.value.text and info.value.text in str(info.value), str(info.value)
+
+
+def test_values_checked_before_ctypes():
+    """A value its C field cannot hold is refused by the binding (ctypes would wrap 2**64 + 64 to 64)."""
+    with pytest.raises(ValueError, match="m = 18446744073709551680"):
+        kiln.make_problem(DType.E4M3, DType.E4M3, DType.BF16, Layout.TN, 2**64 + 64, 64, 64)
+    with pytest.raises(ValueError, match="gemm: alpha"):
+        x = kt.randn_half((64, 64), torch.float16)
+        kiln.gemm(x, x, alpha=1e39)
+
+
+def test_non_tensor_arguments():
+    a = kt.fp8_values((64, 64), torch.float8_e4m3fn)
+    sa = kt.positive(())
+    with pytest.raises(TypeError, match=r"^scaled_mm: b must be a torch\.Tensor, got NoneType$"):
+        kiln.scaled_mm(a, None, sa, sa)
+    with pytest.raises(TypeError, match=r"scaled_mm: scale_b must be None, a number or a float32 torch\.Tensor"):
+        kiln.scaled_mm(a, a.t(), sa, "1")
+    with pytest.raises(TypeError, match=r"gemm: c must be a torch\.Tensor or None, got list"):
+        x = kt.randn_half((64, 64), torch.float16)
+        kiln.gemm(x, x, c=[[0.0]], beta=1.0)
+    with pytest.raises(TypeError, match="out_dtype"):
+        kiln.scaled_mm(a, a.t(), sa, sa, out_dtype="bf16")
 
 
 def test_binding_rejects_bad_arguments():

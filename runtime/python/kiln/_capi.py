@@ -1,6 +1,8 @@
 """ctypes mirror of runtime/include/kiln/kiln.h: enums, structs, library loading and status checking.
 
-Nothing here imports torch, so the mirror can be checked against the header on a machine without a GPU.
+Nothing here imports torch, so the mirror can be checked against the header, and the host side of the API used
+(kiln-gen explain does), on a machine without torch or a GPU. The structs check every value set into them
+(_convert.py): nothing reaches the library truncated.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import enum
 import os
 import pathlib
 import threading
+
+from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
@@ -72,7 +76,7 @@ C_ENUMS = {
 _enum_t = ctypes.c_int  # every kiln enum is a plain C enum with small non-negative values: int-sized
 
 
-class kiln_problem(ctypes.Structure):
+class kiln_problem(CheckedStructure):
     _fields_ = [
         ("a_type", _enum_t), ("b_type", _enum_t), ("d_type", _enum_t),
         ("layout", _enum_t),
@@ -87,15 +91,13 @@ class kiln_problem(ctypes.Structure):
         ("activation", _enum_t),
         ("b_prepacked", ctypes.c_int),
     ]
-
-    def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name, _t in self._fields_}
+    _enums_ = {"a_type": DType, "b_type": DType, "d_type": DType, "layout": Layout, "scale_a": ScaleMode,
+               "scale_b": ScaleMode, "bias_type": DType, "activation": Activation}
+    _flags_ = frozenset({"has_bias", "has_c", "b_prepacked"})
 
     def __repr__(self) -> str:
         d = self.as_dict()
-        for field, enum_type in (("a_type", DType), ("b_type", DType), ("d_type", DType), ("layout", Layout),
-                                 ("scale_a", ScaleMode), ("scale_b", ScaleMode), ("bias_type", DType),
-                                 ("activation", Activation)):
+        for field, enum_type in self._enums_.items():
             try:
                 d[field] = enum_type(d[field]).name
             except ValueError:
@@ -103,7 +105,7 @@ class kiln_problem(ctypes.Structure):
         return "kiln_problem(" + ", ".join(f"{k}={v}" for k, v in d.items()) + ")"
 
 
-class kiln_args(ctypes.Structure):
+class kiln_args(CheckedStructure):
     _fields_ = [
         ("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("c", ctypes.c_void_p),
         ("d", ctypes.c_void_p),
@@ -113,7 +115,7 @@ class kiln_args(ctypes.Structure):
     ]
 
 
-class kiln_algo(ctypes.Structure):
+class kiln_algo(CheckedStructure):
     _fields_ = [
         ("name_hash", ctypes.c_uint64),
         ("solution_index", ctypes.c_uint32),
@@ -151,18 +153,37 @@ PROTOTYPES = {
 }
 
 
-class KilnError(RuntimeError):
-    """A kiln_* call returned a status other than KILN_STATUS_SUCCESS."""
+# Functions a library built before them lacks: bound when present, and the binding works without them.
+OPTIONAL_PROTOTYPES = {
+    "kiln_last_error": (ctypes.c_char_p, [kiln_handle]),
+    "kiln_explain_size": (_enum_t, [kiln_handle, _P(kiln_problem), _P(kiln_args), _P(ctypes.c_size_t)]),
+}
+EXPLAIN_BYTES = 1 << 16  # kiln_explain's buffer where the library has no kiln_explain_size
 
-    def __init__(self, status: int, where: str, detail: str = ""):
+
+class KilnError(RuntimeError):
+    """A kiln_* call returned a status other than KILN_STATUS_SUCCESS.
+
+    .status: a Status; .where: the call; .text: kiln_last_error's field-level account ("lda = ...: ..."), "" when
+    the library gives none; .detail: what the binding adds (the problem); .explanation: kiln_explain's full text
+    when the failing call was an explain, else "". str() holds all of them.
+    """
+
+    def __init__(self, status: int, where: str, detail: str = "", text: str = "", explanation: str = ""):
         self.status = Status(status) if status in Status._value2member_map_ else status
         self.where = where
         self.detail = detail
+        self.text = text
+        self.explanation = explanation
         name = self.status.name if isinstance(self.status, Status) else f"status {status}"
-        text = status_string(status)
-        msg = f"{where}: KILN_STATUS_{name} ({text})" if text else f"{where}: KILN_STATUS_{name}"
+        meaning = status_string(status)
+        msg = f"{where}: KILN_STATUS_{name} ({meaning})" if meaning else f"{where}: KILN_STATUS_{name}"
+        if text:
+            msg += f": {text}"
         if detail:
             msg += f" -- {detail}"
+        if explanation:
+            msg += "\n" + explanation.rstrip("\n")
         super().__init__(msg)
 
 
@@ -175,9 +196,39 @@ def status_string(status: int) -> str:
     return raw.decode() if raw else ""
 
 
-def check(status: int, where: str, detail: str = "") -> None:
+def last_error(handle=None) -> str:
+    """kiln_last_error(handle): the field-level text of the last failing call on that handle (None: this thread's
+    handle-less calls), "" after a success or when the library predates kiln_last_error."""
+    try:
+        fn = getattr(load_library(), "kiln_last_error", None)
+    except OSError:
+        return ""
+    if fn is None:
+        return ""
+    raw = fn(handle)
+    return raw.decode(errors="replace") if raw else ""
+
+
+def explain_text(handle, p: kiln_problem, args: kiln_args | None = None) -> tuple:
+    """(status, text) of kiln_explain. The text is there whatever the status: how far the selection got and why it
+    stopped. The buffer is as large as kiln_explain_size says, where the library has it."""
+    lib = load_library()
+    pargs = ctypes.byref(args) if args is not None else None
+    size = EXPLAIN_BYTES
+    sizer = getattr(lib, "kiln_explain_size", None)
+    if sizer is not None:
+        need = ctypes.c_size_t()
+        if sizer(handle, ctypes.byref(p), pargs, ctypes.byref(need)) == Status.SUCCESS and need.value > 0:
+            size = need.value
+    buf = ctypes.create_string_buffer(size)
+    status = lib.kiln_explain(handle, ctypes.byref(p), pargs, buf, len(buf))
+    return status, buf.value.decode(errors="replace")
+
+
+def check(status: int, where: str, detail: str = "", handle=None) -> None:
+    """Raise KilnError for a failed call, with the library's text for `handle` (call right after the call)."""
     if status != Status.SUCCESS:
-        raise KilnError(status, where, detail)
+        raise KilnError(status, where, detail, last_error(handle))
 
 
 _lib = None
@@ -186,27 +237,42 @@ _lib_lock = threading.Lock()
 
 
 def library_candidates() -> list:
-    """Where libkiln is looked for, in order: $KILN_LIBRARY alone when set, else build/libkiln.so, else the loader."""
+    """Where libkiln is looked for, in order: $KILN_LIBRARY alone when set; else build/libkiln.so, then the other
+    build*/libkiln.so of the repository (newest first: test.sh builds build-ci), then the system loader."""
     env = os.environ.get("KILN_LIBRARY")
     if env:
         return [env]
-    cands = [str(REPO_ROOT / "build" / "libkiln.so")]
+    main = REPO_ROOT / "build" / "libkiln.so"
+    others = sorted((p for p in REPO_ROOT.glob("build*/libkiln.so") if p != main and p.is_file()),
+                    key=lambda p: (-p.stat().st_mtime, str(p)))
+    cands = [str(main)] + [str(p) for p in others]
     found = ctypes.util.find_library("kiln")
     if found:
         cands.append(found)
     return cands
 
 
-def load_library() -> ctypes.CDLL:
-    """Load libkiln once and declare every prototype. Raises OSError naming every path tried."""
+def _bind(lib: ctypes.CDLL) -> None:
+    for name, (restype, argtypes) in (PROTOTYPES | OPTIONAL_PROTOTYPES).items():
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
+
+
+def load_library(path: str | None = None) -> ctypes.CDLL:
+    """Load libkiln once and declare every prototype; `path` loads that file instead of searching
+    library_candidates(). Raises OSError naming every path tried (or, with a path, when another is loaded)."""
     global _lib, _lib_path
-    if _lib is not None:
+    if _lib is not None and path is None:
         return _lib
     with _lib_lock:
         if _lib is not None:
+            if path is not None and os.path.realpath(path) != os.path.realpath(_lib_path):
+                raise OSError(f"libkiln is already loaded from {_lib_path}; cannot switch to {path}")
             return _lib
         errors = []
-        for cand in library_candidates():
+        for cand in [path] if path is not None else library_candidates():
             if os.sep in cand and not os.path.exists(cand):
                 errors.append(f"{cand}: not found")
                 continue
@@ -219,10 +285,7 @@ def load_library() -> ctypes.CDLL:
             if missing:
                 errors.append(f"{cand}: lacks {', '.join(missing)}")
                 continue
-            for name, (restype, argtypes) in PROTOTYPES.items():
-                fn = getattr(lib, name)
-                fn.restype = restype
-                fn.argtypes = argtypes
+            _bind(lib)
             _lib, _lib_path = lib, cand
             return lib
         if not errors:

@@ -8,23 +8,23 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ._capi import (DType, KilnError, Layout, Status, check, kiln_algo, kiln_args, kiln_handle, kiln_problem,
-                    load_library)
+from ._capi import (DType, KilnError, Layout, Status, check, explain_text, kiln_algo, kiln_args, kiln_handle,
+                    kiln_problem, last_error, load_library)
+from ._convert import INT32, INT64, as_arch, as_enum, as_int
 from ._prepack import packed_k
 
 _handles = {}
 _handles_lock = threading.Lock()
-_EXPLAIN_BYTES = 1 << 16
 
 
 def handle(device_index: int | None = None) -> kiln_handle:
     """The kiln handle of a CUDA device (None: the current one), created on first use with that device current.
+    Index -1 is the device-less handle that queries and explains use where there is no torch or no CUDA device.
 
     Handles live until close(): destroying them at interpreter exit would race torch's own CUDA teardown.
     """
     lib = load_library()
-    if device_index is None:
-        device_index = _current_device()
+    device_index = _current_device() if device_index is None else as_int(device_index, "device_index", INT32)
     h = _handles.get(device_index)
     if h is not None:
         return h
@@ -39,18 +39,43 @@ def handle(device_index: int | None = None) -> kiln_handle:
                     check(lib.kiln_create(ctypes.byref(h)), "kiln_create")
             else:
                 check(lib.kiln_create(ctypes.byref(h)), "kiln_create")
+            if device_index in _arch_overrides:
+                check(lib.kiln_set_arch(h, _arch_overrides[device_index]), "kiln_set_arch", handle=h)
             _handles[device_index] = h
     return h
 
 
 def close() -> None:
-    """Destroy every handle this module created (and forget the algo cache)."""
+    """Destroy every handle this module created (and forget the algo cache and set_arch choices)."""
     lib = load_library()
     with _handles_lock:
         for dev, h in list(_handles.items()):
             check(lib.kiln_destroy(h), "kiln_destroy")
             del _handles[dev]
         _algo_cache.clear()
+        _arch_overrides.clear()
+
+
+# device index -> arch name given to set_arch, applied again to a handle created after close().
+_arch_overrides = {}
+
+
+def set_arch(arch: str, device_index: int | None = None) -> None:
+    """Select kernels for `arch` ("sm90", "gfx942", ...) instead of the device's own arch, on the default handle
+    (torch's current CUDA device; without torch or CUDA, the device-less handle that queries and explains use).
+
+    This is how a machine without the GPU asks what kiln would choose there:
+        kiln.set_arch("sm90"); kiln.explain_problem(kiln.make_problem(...))
+    An arch the library does not know raises KilnError (KILN_STATUS_INVALID_VALUE). It is meant for queries and
+    explains: a handle set to an arch other than its device's has no code to run there."""
+    raw = as_arch(arch)
+    device_index = _current_device() if device_index is None else as_int(device_index, "device_index", INT32)
+    h = handle(device_index)
+    check(load_library().kiln_set_arch(h, raw), "kiln_set_arch", f"arch={arch!r}", handle=h)
+    with _handles_lock:
+        _arch_overrides[device_index] = raw
+        for key in [key for key in _algo_cache if key[0] == device_index]:
+            del _algo_cache[key]
 
 
 def _current_device() -> int:
@@ -63,9 +88,11 @@ def _current_device() -> int:
 
 
 def device_arch(device_index: int | None = None) -> str:
-    """kiln_device_arch of the handle for the device: "sm90", "gfx942", ... or "none"."""
+    """kiln_device_arch of the handle for the device: "sm90", "gfx942", ... or "none" (the arch set_arch chose,
+    when it was called)."""
+    h = handle(device_index)
     out = ctypes.c_char_p()
-    check(load_library().kiln_device_arch(handle(device_index), ctypes.byref(out)), "kiln_device_arch")
+    check(load_library().kiln_device_arch(h, ctypes.byref(out)), "kiln_device_arch", handle=h)
     return out.value.decode()
 
 
@@ -82,7 +109,7 @@ class AlgoInfo:
 
 def algo_info(h: kiln_handle, algo: kiln_algo) -> AlgoInfo:
     name = ctypes.c_char_p()
-    check(load_library().kiln_algo_name(h, ctypes.byref(algo), ctypes.byref(name)), "kiln_algo_name")
+    check(load_library().kiln_algo_name(h, ctypes.byref(algo), ctypes.byref(name)), "kiln_algo_name", handle=h)
     return AlgoInfo(name.value.decode(), algo.name_hash, algo.solution_index, algo.gsu, algo.workspace_bytes,
                     algo.copy())
 
@@ -99,6 +126,8 @@ def algo_by_name(name: str, device_index: int | None = None) -> AlgoInfo:
     offer it (another selection logic's kernel of the same problem type, a tuning variant). kiln_run still checks
     that it fits the problem. Its workspace is sized per problem at run time (kiln_abi.h: gsu * batch * m * n
     floats)."""
+    if not isinstance(name, str):
+        raise TypeError(f"algo_by_name: name must be a str, got {type(name).__name__}")
     match = re.search(r"_GSU(\d+)_", name)
     algo = kiln_algo(name_hash=_fnv1a64(name), solution_index=0xFFFFFFFF, gsu=int(match.group(1)) if match else 1,
                      workspace_bytes=0)
@@ -122,37 +151,62 @@ def as_kiln_algo(algo) -> kiln_algo | None:
 
 
 def make_problem(a: DType, b: DType, d: DType, layout: Layout, m: int, n: int, k: int, **fields) -> kiln_problem:
-    """kiln_problem_init, then any kiln_problem field overridden by keyword. b_prepacked=1 also sets the packed ldb."""
+    """kiln_problem_init, then any kiln_problem field overridden by keyword. b_prepacked=1 also sets the packed ldb.
+
+    Every value is checked before it reaches ctypes: a non-integer is a TypeError, and an integer its C field cannot
+    hold (int64 sizes; enums outside the C enum; flags other than 0/1) a ValueError naming the field and the value.
+    What the C types hold but kiln does not accept (m = -1, lda < k) is the library's to refuse: KilnError."""
+    types = [as_enum(v, f"make_problem: {what}", e) for v, what, e in
+             ((a, "a", DType), (b, "b", DType), (d, "d", DType), (layout, "layout", Layout))]
+    m, n, k = (as_int(v, f"make_problem: {what}", INT64) for v, what in ((m, "m"), (n, "n"), (k, "k")))
+    converters = kiln_problem._converters_
+    for key, value in fields.items():  # all checked before the library is asked anything
+        if key not in converters:
+            raise AttributeError(f"kiln_problem has no field {key!r}")
+        fields[key] = converters[key](value, f"make_problem: {key}")
     p = kiln_problem()
-    check(load_library().kiln_problem_init(ctypes.byref(p), int(a), int(b), int(d), int(layout), m, n, k),
-          "kiln_problem_init")
+    check(load_library().kiln_problem_init(ctypes.byref(p), *types, m, n, k), "kiln_problem_init",
+          f"m={m}, n={n}, k={k}")
     if fields.get("b_prepacked"):
         p.ldb = packed_k(k)
         p.stride_b = n * p.ldb
     for key, value in fields.items():
-        if not hasattr(p, key):
-            raise AttributeError(f"kiln_problem has no field {key!r}")
-        setattr(p, key, int(value))
+        setattr(p, key, value)
     return p
 
 
 def query_problem(p: kiln_problem, k: int = 8, args: kiln_args | None = None, device_index: int | None = None,
                   where: str = "kiln_query") -> list:
     """Up to k AlgoInfo, best first. Statuses other than success raise KilnError."""
+    _check_problem_arg(p, args, where)
+    k = as_int(k, f"{where}: k", INT32)
     h = handle(device_index)
     algos = (kiln_algo * max(k, 1))()
     returned = ctypes.c_int(0)
     check(load_library().kiln_query(h, ctypes.byref(p), ctypes.byref(args) if args is not None else None, algos, k,
-                                    ctypes.byref(returned)), where, repr(p))
+                                    ctypes.byref(returned)), where, repr(p), handle=h)
     return [algo_info(h, algos[i]) for i in range(returned.value)]
 
 
+def _check_problem_arg(p, args, where: str) -> None:
+    if not isinstance(p, kiln_problem):
+        raise TypeError(f"{where}: the problem must be a kiln_problem (kiln.make_problem), got {type(p).__name__}")
+    if args is not None and not isinstance(args, kiln_args):
+        raise TypeError(f"{where}: args must be a kiln_args or None, got {type(args).__name__}")
+
+
 def explain_problem(p: kiln_problem, args: kiln_args | None = None, device_index: int | None = None) -> str:
-    buf = ctypes.create_string_buffer(_EXPLAIN_BYTES)
-    check(load_library().kiln_explain(handle(device_index), ctypes.byref(p),
-                                      ctypes.byref(args) if args is not None else None, buf, len(buf)),
-          "kiln_explain", repr(p))
-    return buf.value.decode(errors="replace")
+    """kiln_explain's account of how the problem's kernel is selected.
+
+    kiln_explain writes its text whatever the status. When the selection fails (no solution, an invalid problem,
+    no device and no set_arch) this raises KilnError with that text in .explanation and at the end of its message,
+    so the account of why is never lost; on success it returns the text."""
+    _check_problem_arg(p, args, "explain")
+    h = handle(device_index)
+    status, text = explain_text(h, p, args)
+    if status != Status.SUCCESS:
+        raise KilnError(status, "kiln_explain", "", last_error(h), text)
+    return text
 
 
 # Best algo per (device, problem bytes, pointer alignment): kiln_query only looks at pointers for alignment, so the
@@ -181,6 +235,7 @@ def select(p: kiln_problem, args: kiln_args, device_index: int) -> kiln_algo | N
     algo = kiln_algo()
     returned = ctypes.c_int(0)
     status = lib.kiln_query(h, ctypes.byref(p), ctypes.byref(args), ctypes.byref(algo), 1, ctypes.byref(returned))
+    text = last_error(h) if status != Status.SUCCESS else ""
     if status == Status.SUCCESS and returned.value > 0:
         _algo_cache[key] = algo
         if len(_algo_cache) > _ALGO_CACHE_SIZE:
@@ -191,14 +246,19 @@ def select(p: kiln_problem, args: kiln_args, device_index: int) -> kiln_algo | N
     if status2 == Status.SUCCESS and returned.value > 0:
         return unfiltered
     if status != Status.SUCCESS:
-        raise KilnError(status, "kiln_query", repr(p))
+        raise KilnError(status, "kiln_query", repr(p), text)
     return None
 
 
 def run(p: kiln_problem, args: kiln_args, algo, device, where: str) -> None:
-    """kiln_run on torch's current stream of `device`, with a workspace from torch's allocator."""
+    """kiln_run on torch's current stream of `device`, with a workspace from torch's allocator.
+
+    Empty problems go to the library like any other (kiln.h, "Empty problems"): it launches nothing for M, N or
+    batch = 0 and writes act(beta*C + bias) for K = 0."""
     import torch
 
+    if device.type != "cuda":
+        raise ValueError(f"{where}: kiln runs on CUDA tensors; got {device} (query/explain take any device)")
     algo = as_kiln_algo(algo)
     index = device.index if device.index is not None else torch.cuda.current_device()
     if algo is None:
@@ -213,4 +273,4 @@ def run(p: kiln_problem, args: kiln_args, algo, device, where: str) -> None:
         status = load_library().kiln_run(h, ctypes.byref(p), ctypes.byref(algo) if algo is not None else None,
                                          ctypes.byref(args), workspace.data_ptr() if workspace is not None else None,
                                          ws_bytes, stream or None)
-    check(status, where, repr(p))
+    check(status, where, repr(p), handle=h)

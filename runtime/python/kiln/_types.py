@@ -59,7 +59,9 @@ VECTOR_BYTES = 16  # the widest global access kiln kernels make; used to pick a 
 def dtype_from_name(torch_name: str, fp8: str | None = None, what: str = "tensor") -> DType:
     """kiln dtype of a tensor whose torch dtype is ``torch.<torch_name>``; ``fp8`` names raw uint8 bytes."""
     if fp8 is not None:
-        key = fp8.lower() if isinstance(fp8, str) else fp8
+        if not isinstance(fp8, str):
+            raise TypeError(f"{what}: fp8= takes a name such as 'e4m3', got {type(fp8).__name__}")
+        key = fp8.lower()
         if key not in FP8_NAMES:
             raise ValueError(f"{what}: fp8={fp8!r} is not one of {sorted(FP8_NAMES)}")
         want = FP8_NAMES[key]
@@ -81,9 +83,11 @@ def dtype_from_name(torch_name: str, fp8: str | None = None, what: str = "tensor
 
 
 def activation_from_name(act) -> Activation:
-    key = act.lower() if isinstance(act, str) else act
     if isinstance(act, Activation):
         return act
+    if act is not None and not isinstance(act, str):
+        raise TypeError(f"activation= takes None, a name or a kiln.Activation, got {type(act).__name__}")
+    key = act.lower() if isinstance(act, str) else act
     if key not in ACTIVATION_NAMES:
         raise ValueError(f"activation={act!r} is not one of None, 'none', 'relu', 'gelu', 'silu'")
     return ACTIVATION_NAMES[key]
@@ -92,7 +96,9 @@ def activation_from_name(act) -> Activation:
 def layout_from_name(layout) -> Layout | None:
     if layout is None or isinstance(layout, Layout):
         return layout
-    key = layout.upper() if isinstance(layout, str) else layout
+    if not isinstance(layout, str):
+        raise TypeError(f"layout= takes None, 'TN', 'NN' or a kiln.Layout, got {type(layout).__name__}")
+    key = layout.upper()
     if key not in LAYOUT_NAMES:
         raise ValueError(f"layout={layout!r} is not one of None, 'TN', 'NN'")
     return LAYOUT_NAMES[key]
@@ -112,9 +118,13 @@ def infer_b_layout(k: int, n: int, stride_k: int, stride_n: int, b_type: DType, 
     """(layout, ldb) of B(k, n) given as a [K, N] view with strides (stride_k, stride_n), in elements.
 
     TN: storage [n][k] (unit stride along k), ldb = stride_n. NN: storage [k][n] (unit stride along n),
-    ldb = stride_k. A size-1 dimension has no meaningful stride, so it never decides the layout by itself.
+    ldb = stride_k. A size-1 dimension has no meaningful stride, so it never decides the layout by itself. An empty
+    B (k or n = 0) has no storage order at all: it is TN unless a layout is forced (every problem kind takes TN).
     """
     layout = layout_from_name(layout)
+    if k == 0 or n == 0:
+        layout = Layout.TN if layout is None else layout
+        return layout, single_row_ld(k if layout == Layout.TN else n, b_type)
     tn_ok = stride_k == 1 or k == 1
     nn_ok = stride_n == 1 or n == 1
     if layout is None:
