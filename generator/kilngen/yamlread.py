@@ -128,13 +128,13 @@ _PLAIN = (
 def _plain(exc: yaml.MarkedYAMLError) -> tuple:
     """(mark to blame, plain words) of a parser error."""
     context, problem = exc.context or "", str(exc.problem or "")
-    found = re.search(r"'[^']*'", problem)
+    found = re.search(r"'[^']*'", problem) or re.search(r"'[^']*'", context)
     for words, say, at_context in _PLAIN:
         if words in problem or words in context:
             mark = exc.context_mark if at_context and exc.context_mark else exc.problem_mark or exc.context_mark
             shown = found.group(0) if found else "?"
             shown = {"'<block end>'": "the end of a block", "'<stream end>'": "the end of the file"}.get(shown, shown)
-            return mark, say.format(found=shown.replace("<", "").replace(">", ""))
+            return mark, say.replace("{found}", shown.replace("<", "").replace(">", ""))
     why = f"{context}: {problem}" if context else problem
     return exc.problem_mark or exc.context_mark, " ".join(why.split())
 
