@@ -150,7 +150,7 @@ class Reader:
     def fail(self, at, key: str, why: str) -> NoReturn:
         line = at if isinstance(at, int) else node_line(at)
         line = min(max(line, 1), self.lines)
-        shown = key if _PLAIN_KEY.fullmatch(key) else repr(key)
+        shown = short(key, 80) if _PLAIN_KEY.fullmatch(key) else repr(short(key, 80))
         raise SchemaError(f"{self.source}:{line}: {one_line(shown)}: {one_line(why)}")
 
     def scalar(self, node, key: str):
