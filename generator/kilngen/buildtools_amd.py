@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .model import AMD_INFO, ARCH_INFO, Arch, NameError_, decode, fnv1a64
+from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, NameError_, decode, fnv1a64
 
 # -nogpulib -nogpuinc: no ROCm device libraries or HIP headers (kiln_device.h spells the device vocabulary with clang
 # builtins), so Debian's clang-19 and a ROCm hipcc compile the same source the same way.
@@ -363,7 +363,7 @@ def _launch(function: str):
 def resources(arch: Arch, remarks: dict, notes: dict, kds: dict, listing: dict) -> tuple[list, list]:
     """(AmdResources per function, problems found)."""
     out, problems = [], []
-    wave = 64 if ARCH_INFO[arch].family.value == "mfma" else 32
+    wave = FAMILIES[ARCH_INFO[arch].family].wave
     for func, r in remarks.items():
         try:
             dynamic, threads, target = _launch(func)

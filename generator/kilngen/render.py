@@ -9,16 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from .model import AMD_INFO, ARCH_INFO, DTYPE_INFO, LAYOUT_INFO, PARAMS, Arch, DType, Family, Solution, fnv1a64
-
-# Per family: its kernel template.
-FAMILY_TEMPLATE = {Family.MMA: "kernel_mma.hip.j2", Family.MFMA: "kernel_mfma.hip.j2",
-                   Family.WMMA: "kernel_wmma.hip.j2", Family.WGMMA: "kernel_wgmma.hip.j2"}
-assert FAMILY_TEMPLATE.keys() == set(Family)
-
-# WMMA op generation (kiln_gemm_wmma.h) per matrix-core ISA of the wmma archs.
-WMMA_GEN = {"rdna3": 11, "rdna4": 12}
-assert {AMD_INFO[a].matrix_isa for a in Arch if ARCH_INFO[a].family is Family.WMMA} == WMMA_GEN.keys()
+from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
 
@@ -57,52 +48,6 @@ def _cbool(v: bool) -> str:
     return "true" if v else "false"
 
 
-def _op(sol: Solution, ta: str, tb: str) -> str:
-    """The matrix-instruction type of the family's device header."""
-    bf16 = sol.mma_type is DType.BF16
-    if sol.family is Family.MMA:
-        return f"kiln::MmaF8<{ta}, {tb}>" if sol.native_fp8 else "kiln::MmaBF16" if bf16 else "kiln::MmaF16"
-    if sol.family is Family.MFMA:
-        m = sol.mi[0]
-        return f"kiln::MfmaF8<{m}, {ta}, {tb}>" if sol.native_fp8 else f"kiln::Mfma{'BF16' if bf16 else 'F16'}<{m}>"
-    if sol.family is Family.WGMMA:
-        return ""  # the instruction is spelled out in the kernel (_wgmma)
-    gen = WMMA_GEN[AMD_INFO[sol.arch].matrix_isa]
-    return f"kiln::WmmaF8<{ta}, {tb}>" if sol.native_fp8 else f"kiln::Wmma{'BF16' if bf16 else 'F16'}<{gen}>"
-
-
-# PTX operand type names of wgmma.
-_WGMMA_PTX = {DType.F16: "f16", DType.BF16: "bf16", DType.E4M3: "e4m3", DType.E5M2: "e5m2"}
-
-
-def _wgmma(sol: Solution) -> tuple:
-    """One wgmma.mma_async with its N/2 accumulator operands: shared-memory A and B descriptors, or (swap) the
-    widened weights as four A registers. scale-d = 0 starts the sum (first K step of a tile)."""
-    if sol.family is not Family.WGMMA:
-        return ()
-    _m, n, k = sol.mi
-    regs = n // 2
-    acc = ", ".join(f"%{i}" for i in range(regs))
-    outputs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    if sol.swap:
-        t = _WGMMA_PTX[sol.problem.a]
-        params = f"float (&d)[{regs}], const uint32_t (&a)[4], uint64_t b, int scale_d"
-        a_ops = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
-        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{t}.{t} {{{acc}}}, {a_ops}, %{regs + 4}, p, 1, 1, 0;"
-        scale = regs + 5
-        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)'
-    else:
-        pr = sol.problem
-        ta, tb = (_WGMMA_PTX[pr.a], _WGMMA_PTX[pr.b]) if sol.native_fp8 else (_WGMMA_PTX[sol.mma_type],) * 2
-        imm = ", 1, 1" if sol.native_fp8 else ", 1, 1, 0, 0"  # 16-bit types also take the transpose flags
-        params = f"float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d"
-        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} {{{acc}}}, %{regs}, %{regs + 1}, p{imm};"
-        scale = regs + 2
-        inputs = '"l"(a), "l"(b), "r"(scale_d)'
-    lines = ("{\\n.reg .pred p;\\n", f"setp.ne.b32 p, %{scale}, 0;\\n", body + "\\n", "}\\n")
-    return (n, params, lines, outputs, inputs)
-
-
 def _amd_attrs(threads: int, occ: int) -> str:
     waves = f", amdgpu_waves_per_eu({occ})" if occ else ""
     return f"__attribute__((amdgpu_flat_work_group_size({threads}, {threads}){waves}))"
@@ -111,9 +56,9 @@ def _amd_attrs(threads: int, occ: int) -> str:
 def kernel_view(sol: Solution) -> KernelView:
     pr = sol.problem
     ta, tb = DTYPE_INFO[pr.a].device_type, DTYPE_INFO[pr.b].device_type
-    mma_op = _op(sol, ta, tb)
+    mma_op = sol.spec.mma_op(sol, ta, tb)
     constants = (("MT0", sol.mt[0]), ("MT1", sol.mt[1]), ("DU", sol.mt[2]), ("WG0", sol.wg[0]), ("WG1", sol.wg[1]))
-    constants += tuple((f.upper(), getattr(sol, f)) for f, _p, n, _d in PARAMS if n == 1)
+    constants += tuple((p.field.upper(), getattr(sol, p.field)) for p in PARAMS if p.count == 1)
     return KernelView(
         name=sol.name, ta=ta, tb=tb, td=DTYPE_INFO[pr.d].device_type,
         t16=DTYPE_INFO[sol.mma_type if sol.mma_type in (DType.F16, DType.BF16) else DType.F16].device_type,
@@ -123,14 +68,15 @@ def kernel_view(sol: Solution) -> KernelView:
         b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
-        swap=_cbool(sol.swap), wgmma=_wgmma(sol))
+        swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol))
 
 
 def solution_row(sol: Solution) -> dict:
     pr = sol.problem
     return {
-        "name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": sol.arch.value,
-        "family": sol.family.value, "a": DTYPE_INFO[pr.a].c_enum, "b": DTYPE_INFO[pr.b].c_enum,
+        "name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
+        "family": c_enum("FAMILY", sol.family), "launch": c_enum("LAUNCH", sol.spec.launch),
+        "kind": c_enum("KIND", pr.kind), "a": DTYPE_INFO[pr.a].c_enum, "b": DTYPE_INFO[pr.b].c_enum,
         "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum, "prepacked": int(pr.b_prepacked),
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
@@ -149,7 +95,7 @@ def render_tree(files, templates: Path) -> dict[str, str]:
     index: dict[str, int] = {}
     rows, logics = [], []
     for sf in files:
-        template = env.get_template(FAMILY_TEMPLATE[sf.family])
+        template = env.get_template(FAMILIES[sf.family].template)
         for logic in sf.logics:
             ids = []
             for sol in logic.solutions:
@@ -160,8 +106,8 @@ def render_tree(files, templates: Path) -> dict[str, str]:
                 ids.append(index[sol.name])
             pr = logic.problem
             logics.append({
-                "arch": logic.arch.value, "source": sf.source, "a": DTYPE_INFO[pr.a].c_enum,
-                "b": DTYPE_INFO[pr.b].c_enum, "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum,
+                "arch": c_enum("ARCH", logic.arch), "kind": c_enum("KIND", pr.kind), "source": sf.source,
+                "a": DTYPE_INFO[pr.a].c_enum, "b": DTYPE_INFO[pr.b].c_enum, "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum,
                 "prepacked": int(pr.b_prepacked), "solutions": ids,
                 "exact": [(m, n, k, ids[s]) for m, n, k, s in logic.exact],
                 "timings": [(size, ["%.6e" % v if v is not None else "-1.0" for v in ms]) for size, ms in logic.timings],

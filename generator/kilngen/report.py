@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from .buildtools_amd import WIDTHS, parse_line
-from .model import AMD_INFO, ARCH_INFO, FAMILY_WAVE, Arch, Vendor, decode
+from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, Vendor, decode
 
 AMD_ARCHS = [a for a in Arch if ARCH_INFO[a].vendor is Vendor.AMD]
 
@@ -91,7 +91,7 @@ def amd_report(build: Path, root: Path) -> str:
         def span(key, rows=rows):
             values = [int(f[key]) for f in rows]
             return f"{min(values)}–{max(values)}"
-        out.append(f"| {arch.value} ({AMD_INFO[arch].matrix_isa}) | {fam.value} | {FAMILY_WAVE[fam]} | {len(rows)} | "
+        out.append(f"| {arch.value} ({AMD_INFO[arch].matrix_isa}) | {fam.value} | {FAMILIES[fam].wave} | {len(rows)} | "
                    f"{span('vgprs')} | {span('agprs')} | {span('lds')} | {span('occupancy')} | "
                    f"{max(int(f['scratch']) for f in rows)} |")
     for arch in built:

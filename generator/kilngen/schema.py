@@ -10,13 +10,15 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple
 
 import yaml
 
-from .model import (ARCH_INFO, DTYPE_INFO, FAMILY_VENDOR, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout,
-                    Problem, Solution, kind_of)
-from .rules import ALLOWED, FAMILY_RULES, _fmt, _or, check, default_mi  # noqa: F401  (ALLOWED..: re-exported)
+from .families import FAMILIES, check, default_mi  # noqa: F401  (check, default_mi: re-exported)
+from .model import (ARCH_INFO, DTYPE_INFO, KIND_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, Problem,
+                    Solution, kind_of, kinds_text)
+from .params import BUILTIN_DEFAULTS, REQUIRED_PARAMS  # noqa: F401  (re-exported)
+from .rules import _fmt, _or, shape_problem
 from .yamlread import SchemaError, Reader, document, hint, node_line, plural  # noqa: F401  (SchemaError: re-exported)
 
 SCHEMA_VERSION = 1
@@ -28,30 +30,9 @@ MAX_NEIGHBORS = 16
 # Solutions one file may expand to (forks multiply): the generator renders each one.
 MAX_SOLUTIONS = 1024
 
-# Parameter values when neither the entry (its fork/with) nor `defaults` gives one. mt and wg have none; mi's
-# depends on the problem and arch (default_mi).
-BUILTIN_DEFAULTS = {"pgr": 2, "plr": 0, "su": 0, "sus": 0, "sum": 0, "lpa": 0, "lpb": 0, "lxs": 1, "gsu": 1,
-                    "wgm": 8, "vwa": 16, "vwb": 16, "ldsb": 0, "tlds": 1, "lbspp": 0, "wsgr": 0, "occ": 0, "pk": 0}
-REQUIRED_PARAMS = ("mt", "wg")
-assert BUILTIN_DEFAULTS.keys() | set(REQUIRED_PARAMS) | {"mi"} == set(PARAM_FIELDS)
-_PARAM_COUNT = {field: count for field, _prefix, count, _doc in PARAMS}
-
-
-# Output types each kind may write, given its A type.
-KIND_OUTPUTS: dict[Kind, Callable[[DType], tuple]] = {
-    Kind.FP8_SCALED: lambda a: (DType.F32, DType.F16, DType.BF16),
-    Kind.MIXED_W8: lambda a: (DType.F16, DType.BF16),
-    Kind.GEMM: lambda a: (a, DType.F32),
-}
-assert KIND_OUTPUTS.keys() == set(Kind)
-
-# Layouts each kind supports, and why the others are refused.
-KIND_LAYOUTS = {
-    Kind.FP8_SCALED: ((Layout.TN,), "fp8 operands must both be K-major (TN), as in cuBLASLt"),
-    Kind.MIXED_W8: ((Layout.TN,), "mixed_w8 takes TN only (B is prepacked K-major)"),
-    Kind.GEMM: ((Layout.TN, Layout.NN), ""),
-}
-assert KIND_LAYOUTS.keys() == set(Kind)
+# Parameter values when neither the entry (its fork/with) nor `defaults` gives one come from the catalogue
+# (params.py: BUILTIN_DEFAULTS); mt and wg have none; mi's follows from the family (FamilySpec.default_mi_for).
+_PARAM_COUNT = {p.field: p.count for p in PARAMS}
 
 
 @dataclass(frozen=True)
@@ -152,17 +133,16 @@ def _problems(r: _Reader, node, arch: Arch) -> tuple:
     for (_an, ta), (bn, tb) in itertools.product(a, b):
         kind = kind_of(ta, tb)
         if kind is None:
-            r.fail(bn, "problem.b", f"{ta.value} x {tb.value} makes no kiln problem kind (fp8_scaled: fp8 x fp8; "
-                                    f"mixed_w8: f16/bf16 x fp8; gemm: f16 x f16 or bf16 x bf16)")
+            r.fail(bn, "problem.b", f"{ta.value} x {tb.value} makes no kiln problem kind ({kinds_text()})")
         if declared is not None and declared is not kind:
             r.fail(items["kind"][1], "problem.kind",
                    f"{declared.value} does not match {ta.value} x {tb.value}, which is {kind.value}")
-        outputs = KIND_OUTPUTS[kind](ta)
+        outputs = KIND_INFO[kind].outputs(ta)
         for dn, td in d:
             if td not in outputs:
                 r.fail(dn, "problem.d", f"{td.value} is not an output of {kind.value} {ta.value} x {tb.value}; "
                                         f"use {_or([t.value for t in outputs])}")
-        allowed, reason = KIND_LAYOUTS[kind]
+        allowed, reason = KIND_INFO[kind].layouts, KIND_INFO[kind].layout_reason
         for ln, layout in layouts:
             if layout not in allowed:
                 r.fail(ln, "problem.layout", f"{layout.value}: {reason}")
@@ -230,12 +210,17 @@ def _solution(r: _Reader, arch: Arch, family: Family, problem: Problem, entry: _
     for field in PARAM_FIELDS:
         setting = entry.given.get(field) or defaults.get(field)
         if setting is None:
-            value = default_mi(arch, problem.a, problem.b, family) if field == "mi" else BUILTIN_DEFAULTS[field]
-            setting = _Set(value, entry.line)
+            setting = _Set(None if field == "mi" else BUILTIN_DEFAULTS[field], entry.line)
             defaulted.add(field)
         values[field], lines[field] = setting
-    if family is Family.WGMMA and "mi" in defaulted:  # wgmma's instruction follows from the tile
-        values["mi"] = Solution(arch=arch, family=family, problem=problem, **values).wgmma_shape()
+    # The shapes first: what is derived below (mi, then every rule) divides by them.
+    for field in ("mt", "wg", "mi"):
+        why = shape_problem(field, values[field]) if values[field] is not None else None
+        if why:
+            r.fail(lines[field], field, why)
+    if "mi" in defaulted:
+        values["mi"] = FAMILIES[family].default_mi_for(
+            Solution(arch=arch, family=family, problem=problem, **dict(values, mi=(0, 0, 0))))
     sol = Solution(arch=arch, family=family, problem=problem, **values)
     broken = check(sol)
     if broken:
@@ -354,17 +339,18 @@ def _parse(r: _Reader, doc) -> SolutionFile:
         r.fail(top["arch"][1], "arch", f"{arch.value} in a file under solutions/{folder[1]}/")
     family_node = top["family"][1]
     family = r.enum(family_node, "family", Family, "family")
-    if FAMILY_VENDOR[family] != ARCH_INFO[arch].vendor:
-        r.fail(family_node, "family", f"family {family.value} is {FAMILY_VENDOR[family].value}'s; "
+    spec = FAMILIES[family]
+    if spec.vendor != ARCH_INFO[arch].vendor:
+        r.fail(family_node, "family", f"family {family.value} is {spec.vendor.value}'s; "
                                       f"arch {arch.value} is {ARCH_INFO[arch].vendor.value}")
     if family not in ARCH_INFO[arch].families:
         runs_on = [a.value for a in Arch if family in ARCH_INFO[a].families]
         r.fail(family_node, "family", f"family {family.value} is for {_or(runs_on)}; arch {arch.value} takes "
                                       f"{_or([f.value for f in ARCH_INFO[arch].families])}")
     problems = _problems(r, top["problem"][1], arch)
-    if family is Family.WGMMA and any(p.layout is not Layout.TN for p in problems):
-        r.fail(top["problem"][1], "layout", "the wgmma family reads K-major A and B with TMA: TN only (NN problems "
-                                            "are the mma family's)")
+    refused = next((p.layout for p in problems if p.layout not in spec.layouts), None)
+    if refused is not None:
+        r.fail(top["problem"][1], "layout", f"the {family.value} family {spec.layout_reason}")
     defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]

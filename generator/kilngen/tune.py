@@ -36,10 +36,11 @@ from pathlib import Path
 import yaml
 
 from . import render, schema
+from .families import FAMILIES, check
 from .model import ARCH_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Layout, Problem, Solution, decode, kind_of
-from .rules import check
+from .rules import shape_problem
 
-_PARAM_COUNT = {f: n for f, _p, n, _d in PARAMS}
+_PARAM_COUNT = {p.field: p.count for p in PARAMS}
 
 
 class TuneError(ValueError):
@@ -94,7 +95,7 @@ def _compile_filter(source: str, name: str, expr: str):
 def _filter_values(sol: Solution) -> dict:
     values = {f: getattr(sol, f) for f in PARAM_FIELDS}
     values.update(threads=sol.threads, lds_bytes=sol.lds_bytes, stages=sol.stages,
-                  consumers=sol.consumers if sol.family is Family.WGMMA else sol.wg[0] * sol.wg[1])
+                  consumers=sol.consumers)
     return values
 
 
@@ -175,12 +176,14 @@ def candidates(t: Tuning) -> tuple[list, dict]:
             unknown = sorted(set(values) - set(PARAM_FIELDS))
             if unknown:
                 raise TuneError(f"{t.source}: space: unknown parameters {', '.join(unknown)}")
+            derive = "mi" not in values and FAMILIES[t.family].mi_from_tile is not None
             if "mi" not in values:
                 values["mi"] = (0, 0, 0)
             sol = Solution(arch=t.arch, family=t.family, problem=t.benchmark, **values)
-            if t.family is Family.WGMMA and values["mi"] == (0, 0, 0):
-                sol = replace(sol, mi=sol.wgmma_shape())
-            broken = check(sol)
+            shape = next((f for f in ("mt", "wg") if shape_problem(f, values[f])), None)
+            if derive and shape is None:
+                sol = replace(sol, mi=FAMILIES[t.family].default_mi_for(sol))
+            broken = (shape, "") if shape else check(sol)
             reason = f"rule:{broken[0]}" if broken else None
             if reason is None:
                 env = _filter_values(sol)
@@ -219,7 +222,7 @@ def candidate_yaml(t: Tuning, sols: list) -> str:
     lines = [f"# kiln-gen tune candidates from {t.source}", "schema: 1", f"arch: {t.arch.value}",
              f"family: {t.family.value}", "problem:", f"  kind: {pr.kind.value}", f"  a: {pr.a.value}",
              f"  b: {pr.b.value}", f"  d: {pr.d.value}", f"  layout: {pr.layout.value}", "solutions:"]
-    lines += [f"  - {_entry_text(s, t.family is Family.WGMMA)}" for s in sols]
+    lines += [f"  - {_entry_text(s, FAMILIES[t.family].mi_from_tile is not None)}" for s in sols]
     lines += ["selection:", f"  distance: {t.distance}", "  fallback: 0", f"ci: [{', '.join(map(str, range(len(sols))))}]"]
     return "\n".join(lines) + "\n"
 
@@ -338,7 +341,7 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "solutions:"]
     for name in order:
         sol = decode(name)
-        lines.append(f"  - {_entry_text(sol, t.family is Family.WGMMA)}  # {index[name]}: fastest on {wins[name]} "
+        lines.append(f"  - {_entry_text(sol, FAMILIES[t.family].mi_from_tile is not None)}  # {index[name]}: fastest on {wins[name]} "
                      f"size{'s' if wins[name] != 1 else ''}, geomean slowdown {slowdown(name):.3f}")
     lines += ["selection:", "  exact:"]
     for (m, n, k), (name, ms, all_) in won.items():

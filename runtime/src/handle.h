@@ -28,14 +28,7 @@ struct kiln_handle_s {
     kiln_kernels *kernels;            /* one per solution index */
 };
 
-/* What a pair of operand types computes. */
-typedef enum kiln_kind {
-    KILN_KIND_NONE = 0,    /* no such kind in kiln */
-    KILN_KIND_FP8_SCALED,  /* fp8 x fp8 of one family (OCP or FNUZ), with scales */
-    KILN_KIND_MIXED_W8,    /* f16/bf16 x prepacked fp8 */
-    KILN_KIND_GEMM         /* f16 x f16 or bf16 x bf16 with alpha/beta */
-} kiln_kind;
-
+/* What a pair of operand types computes (kiln_kind: table.h). */
 kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b);
 
 /* Leading dimension (and K padding) of a prepacked B: k rounded up to 16. */

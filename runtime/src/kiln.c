@@ -116,14 +116,16 @@ kiln_status kiln_device_arch(kiln_handle h, const char **arch)
     return KILN_STATUS_SUCCESS;
 }
 
+/* Only an arch kiln has tables for (kiln_arch_from_name: the one name table); the handle keeps its name. */
 kiln_status kiln_set_arch(kiln_handle h, const char *arch)
 {
     if (!h || !arch)
         return KILN_STATUS_NULL_POINTER;
-    size_t len = strlen(arch);
-    if (len == 0 || len >= KILN_ARCH_LEN)
+    kiln_arch_id id = kiln_arch_from_name(arch);
+    if (id == KILN_ARCH_UNKNOWN)
         return KILN_STATUS_INVALID_VALUE;
-    memcpy(h->arch, arch, len + 1);
+    const char *name = kiln_arch_name(id); /* shorter than KILN_ARCH_LEN */
+    memcpy(h->arch, name, strlen(name) + 1);
     return KILN_STATUS_SUCCESS;
 }
 

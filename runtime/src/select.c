@@ -81,7 +81,41 @@ static int mul_u64(uint64_t a, uint64_t b, uint64_t *r)
     return 1;
 }
 
-int kiln_solution_wgmma(const kiln_solution *s) { return s->family && strcmp(s->family, "wgmma") == 0; }
+/* ---- names of the table enums ---- */
+
+static const char *const ARCH_NAMES[KILN_ARCH_COUNT] = {
+    [KILN_ARCH_UNKNOWN] = "unknown", [KILN_ARCH_SM90] = "sm90",       [KILN_ARCH_SM89] = "sm89",
+    [KILN_ARCH_SM80] = "sm80",       [KILN_ARCH_GFX942] = "gfx942",   [KILN_ARCH_GFX90A] = "gfx90a",
+    [KILN_ARCH_GFX1151] = "gfx1151", [KILN_ARCH_GFX1201] = "gfx1201",
+};
+static const char *const FAMILY_NAMES[KILN_FAMILY_COUNT] = {
+    [KILN_FAMILY_MMA] = "mma", [KILN_FAMILY_MFMA] = "mfma", [KILN_FAMILY_WMMA] = "wmma", [KILN_FAMILY_WGMMA] = "wgmma",
+};
+static const char *const LAUNCH_NAMES[KILN_LAUNCH_COUNT] = {[KILN_LAUNCH_PLAIN] = "plain", [KILN_LAUNCH_TMA] = "tma"};
+static const char *const KIND_NAMES[KILN_KIND_COUNT] = {
+    [KILN_KIND_NONE] = "none", [KILN_KIND_FP8_SCALED] = "fp8_scaled", [KILN_KIND_MIXED_W8] = "mixed_w8",
+    [KILN_KIND_GEMM] = "gemm",
+};
+
+static const char *enum_name(const char *const *names, int count, int v)
+{
+    return v >= 0 && v < count && names[v] ? names[v] : "?";
+}
+
+const char *kiln_arch_name(kiln_arch_id arch) { return enum_name(ARCH_NAMES, KILN_ARCH_COUNT, (int)arch); }
+const char *kiln_family_name(kiln_family_id f) { return enum_name(FAMILY_NAMES, KILN_FAMILY_COUNT, (int)f); }
+const char *kiln_launch_name(kiln_launch_kind l) { return enum_name(LAUNCH_NAMES, KILN_LAUNCH_COUNT, (int)l); }
+const char *kiln_kind_name(kiln_kind kind) { return enum_name(KIND_NAMES, KILN_KIND_COUNT, (int)kind); }
+
+kiln_arch_id kiln_arch_from_name(const char *name)
+{
+    for (int i = KILN_ARCH_UNKNOWN + 1; name && i < KILN_ARCH_COUNT; i++)
+        if (strcmp(ARCH_NAMES[i], name) == 0)
+            return (kiln_arch_id)i;
+    return KILN_ARCH_UNKNOWN;
+}
+
+int kiln_solution_wgmma(const kiln_solution *s) { return s->launch == KILN_LAUNCH_TMA; }
 
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g)
 {
@@ -130,9 +164,11 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
     if (s->mt0 < 1 || s->mt1 < 1 || s->depth_u < 1 || s->gsu < 1 || s->align_a < 1 || s->align_b < 1 ||
         s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0)
         return reject(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
-    if (strcmp(s->arch, in->arch) != 0 || s->a_type != p->a_type || s->b_type != p->b_type ||
+    kiln_arch_id arch = kiln_arch_from_name(in->arch);
+    if (s->arch != arch || arch == KILN_ARCH_UNKNOWN || s->a_type != p->a_type || s->b_type != p->b_type ||
         s->d_type != p->d_type || s->layout != p->layout || s->b_prepacked != p->b_prepacked)
-        return reject(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d", s->arch,
+        return reject(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d",
+                      kiln_arch_name(s->arch),
                       kiln_dtype_name(s->a_type), kiln_dtype_name(s->b_type), kiln_dtype_name(s->d_type),
                       s->layout == KILN_LAYOUT_TN ? "TN" : "NN", s->b_prepacked);
     if (!(in->skip & ((1u << KILN_REJECT_ALIGN_A) | (1u << KILN_REJECT_ALIGN_B)))) {
@@ -175,7 +211,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
 
 int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem *p)
 {
-    return strcmp(l->arch, arch) == 0 && l->a_type == p->a_type && l->b_type == p->b_type &&
+    kiln_arch_id id = kiln_arch_from_name(arch);
+    return id != KILN_ARCH_UNKNOWN && l->arch == id && l->a_type == p->a_type && l->b_type == p->b_type &&
            l->d_type == p->d_type && l->layout == p->layout && l->b_prepacked == p->b_prepacked;
 }
 

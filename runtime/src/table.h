@@ -10,17 +10,68 @@
 
 typedef enum kiln_vendor { KILN_VENDOR_NVIDIA = 0, KILN_VENDOR_AMD = 1 } kiln_vendor;
 
+/* The archs kiln has tables for, in the generator's Arch order (generator/kilngen/vocab.py; tests/py/test_model.py
+ * checks that the two agree, and the names of kiln_arch_name). An arch name kiln does not know maps to UNKNOWN. */
+typedef enum kiln_arch_id {
+    KILN_ARCH_UNKNOWN = 0,
+    KILN_ARCH_SM90,
+    KILN_ARCH_SM89,
+    KILN_ARCH_SM80,
+    KILN_ARCH_GFX942,
+    KILN_ARCH_GFX90A,
+    KILN_ARCH_GFX1151,
+    KILN_ARCH_GFX1201,
+    KILN_ARCH_COUNT
+} kiln_arch_id;
+
+/* Kernel families, in the generator's Family order. */
+typedef enum kiln_family_id {
+    KILN_FAMILY_MMA = 0, /* NVIDIA mma.sync */
+    KILN_FAMILY_MFMA,    /* AMD CDNA */
+    KILN_FAMILY_WMMA,    /* AMD RDNA */
+    KILN_FAMILY_WGMMA,   /* NVIDIA sm_90a, TMA-fed */
+    KILN_FAMILY_COUNT
+} kiln_family_id;
+
+/* How a solution is launched (the generator's LaunchKind). */
+typedef enum kiln_launch_kind {
+    KILN_LAUNCH_PLAIN = 0, /* argument kiln_gemm_params; grid tiles_m * tiles_n x 1 x batch * gsu */
+    KILN_LAUNCH_TMA,       /* argument kiln_tma_params (tensor maps, see kiln_abi.h); every tile on grid x */
+    KILN_LAUNCH_COUNT
+} kiln_launch_kind;
+
+/* What a pair of operand types computes: the problem kinds, in the generator's Kind order after NONE. */
+typedef enum kiln_kind {
+    KILN_KIND_NONE = 0,   /* no such kind in kiln */
+    KILN_KIND_FP8_SCALED, /* fp8 x fp8 of one family (OCP or FNUZ), with scales */
+    KILN_KIND_MIXED_W8,   /* f16/bf16 x prepacked fp8 */
+    KILN_KIND_GEMM        /* f16 x f16 or bf16 x bf16 with alpha/beta */
+} kiln_kind;
+/* Not an enumerator, so that a switch over the kinds need not list it. */
+#define KILN_KIND_COUNT ((int)KILN_KIND_GEMM + 1)
+
+/* Names of the enums above ("sm90", "wgmma", "tma", "fp8_scaled"; "unknown"/"none" for 0 and "?" out of range),
+ * and the arch a name denotes (KILN_ARCH_UNKNOWN for NULL or a name kiln does not know). In select.c. */
+const char *kiln_arch_name(kiln_arch_id arch);
+kiln_arch_id kiln_arch_from_name(const char *name);
+const char *kiln_family_name(kiln_family_id family);
+const char *kiln_launch_name(kiln_launch_kind launch);
+const char *kiln_kind_name(kiln_kind kind);
+
 typedef enum kiln_distance {
     KILN_DISTANCE_LOG_MNK = 0, /* Euclidean distance of (log2 m, log2 n, log2 k) */
     KILN_DISTANCE_LINEAR_MNK = 1
 } kiln_distance;
 
-/* One kernel: everything the runtime needs to validate, launch and explain it. */
+/* One kernel: everything the runtime needs to validate, launch and explain it. The generated table fills it with
+ * designated initializers, so the field order is free. */
 typedef struct kiln_solution {
     const char *name;        /* identity: the code object's kernel symbol and the generated file name */
     uint64_t name_hash;      /* FNV-1a 64 of name */
-    const char *arch;        /* "sm90", "gfx942", ... */
-    const char *family;      /* "mma", "wgmma" (sm_90a, TMA-fed: kiln_tma_params, see kiln_abi.h), ... */
+    kiln_arch_id arch;
+    kiln_family_id family;
+    kiln_launch_kind launch; /* what the launch path branches on (never the family) */
+    kiln_kind kind;
     kiln_dtype a_type, b_type, d_type;
     kiln_layout layout;
     int b_prepacked;
@@ -32,9 +83,8 @@ typedef struct kiln_solution {
     int align_a, align_b;    /* required element alignment of A/B pointers and lda/ldb */
     int k_multiple;          /* K must be a multiple of this (1 = any) */
     const char *reduce_name; /* split-K reduction kernel symbol, NULL when gsu == 1 */
-    int persistent;          /* 1: the kernel loops over its tiles and the runtime launches min(tiles, SM count)
-                              * workgroups; 0: one workgroup per tile. Last, so that positional initializers without
-                              * it leave it 0. */
+    int persistent;          /* > 0: the kernel loops over its tiles and the runtime launches min(tiles, SM count)
+                              * workgroups (2: ping-pong consumers); 0: one workgroup per tile */
 } kiln_solution;
 
 typedef struct kiln_exact {
@@ -44,7 +94,7 @@ typedef struct kiln_exact {
 
 /* Selection logic of one problem type on one arch, from one YAML file. */
 typedef struct kiln_logic {
-    const char *arch;
+    kiln_arch_id arch;
     const char *source; /* the YAML it came from */
     kiln_dtype a_type, b_type, d_type;
     kiln_layout layout;
@@ -62,6 +112,7 @@ typedef struct kiln_logic {
     const float *timing_ms;
     int num_timings;
     int neighbors;
+    kiln_kind kind; /* of the problem type (last: positional initializers in tests may leave it out) */
 } kiln_logic;
 
 extern const kiln_solution kiln_solutions[];

@@ -293,8 +293,11 @@ static void test_metrics_and_references(void)
     static const int list[] = {FAKE_FP8_ANY};
     static const kiln_exact exact[] = {
         {100, 100, 100, FAKE_FP8_MT64}, {1000, 1000, 1000, FAKE_FP8_MT128}, {5, 5, 5, 999}};
-    kiln_logic logic = {"sm90", "local.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN,
-                        0, list, 1, exact, 3, KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY, NULL, NULL, 0, 0};
+    kiln_logic logic = {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "local.yaml",
+                        .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16,
+                        .layout = KILN_LAYOUT_TN,
+                        .solutions = list, .num_solutions = 1, .exact = exact, .num_exact = 3,
+                        .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_ANY};
     kiln_tables t = T;
     t.logics = &logic;
     t.num_logics = 1;
@@ -323,10 +326,14 @@ static void test_pooled_logics(void)
     static const int list_a[] = {FAKE_FP8_MT128}, list_b[] = {FAKE_FP8_MT64, FAKE_FP8_ANY};
     static const kiln_exact exact_a[] = {{4096, 4096, 4096, FAKE_FP8_MT128}}, exact_b[] = {{64, 64, 64, FAKE_FP8_MT64}};
     const kiln_logic logics[2] = {
-        {"sm90", "a.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_a, 1, exact_a, 1,
-         KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128, NULL, NULL, 0, 0},
-        {"sm90", "b.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 0, list_b, 2, exact_b, 1,
-         KILN_DISTANCE_LOG_MNK, FAKE_FP8_ANY, NULL, NULL, 0, 0},
+        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "a.yaml",
+         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
+         .solutions = list_a, .num_solutions = 1, .exact = exact_a, .num_exact = 1, .distance = KILN_DISTANCE_LOG_MNK,
+         .fallback = FAKE_FP8_MT128},
+        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "b.yaml",
+         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
+         .solutions = list_b, .num_solutions = 2, .exact = exact_b, .num_exact = 1, .distance = KILN_DISTANCE_LOG_MNK,
+         .fallback = FAKE_FP8_ANY},
     };
     kiln_tables t = T;
     t.logics = logics;
@@ -352,8 +359,12 @@ static void test_timing_model(void)
     /* 128x128x64 tiles vs 64x64x64 tiles, ms at three measured sizes */
     static const int64_t sizes[] = {4096, 4096, 4096, 64, 64, 64, 256, 4096, 7168};
     static const float ms[] = {1.0f, 2.0f, 0.5f, 0.1f, 1.0f, 0.9f};
-    const kiln_logic logic = {"sm90", "tuned.yaml", KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN,
-                              0, list, 2, exact, 1, KILN_DISTANCE_LOG_MNK, FAKE_FP8_MT128, sizes, ms, 3, 1};
+    const kiln_logic logic = {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "tuned.yaml",
+                              .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16,
+                              .layout = KILN_LAYOUT_TN,
+                              .solutions = list, .num_solutions = 2, .exact = exact, .num_exact = 1,
+                              .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_MT128, .timing_sizes = sizes,
+                              .timing_ms = ms, .num_timings = 3, .neighbors = 1};
     kiln_tables t = T;
     t.logics = &logic;
     t.num_logics = 1;

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from kilngen.model import (AMD_INFO, ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, FAMILY_VENDOR, FAMILY_WAVE, LAYOUT_INFO,
-                           PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, NameError_, Problem, Solution, Vendor,
-                           as_dict, decode, fnv1a64, kind_of)
+from kilngen.model import (AMD_INFO, ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, FAMILIES, FAMILY_VENDOR, FAMILY_WAVE,
+                           KIND_INFO, LAYOUT_INFO, PARAM, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, LaunchKind,
+                           Layout, NameError_, Problem, Solution, Vendor, as_dict, decode, fnv1a64, kind_of)
 
 FP8 = {DType.E4M3, DType.E5M2, DType.E4M3FNUZ, DType.E5M2FNUZ}
 HALF = {DType.F16, DType.BF16}
@@ -34,9 +34,9 @@ def problems():
 
 def random_params(rng: random.Random) -> dict:
     values = {}
-    for field, _prefix, count, _doc in PARAMS:
-        draw = lambda: rng.choice((0, 1, 2, 3, 8, 16, 32, 64, 96, 128, 256, 4096, rng.randrange(100000)))
-        values[field] = tuple(draw() for _ in range(count)) if count > 1 else draw()
+    for p in PARAMS:
+        draw = lambda low: rng.choice((low, 1, 2, 3, 8, 16, 32, 64, 96, 128, 256, 4096, rng.randrange(1, 100000)))
+        values[p.field] = tuple(draw(1) for _ in range(p.count)) if p.count > 1 else draw(0)
     return values
 
 
@@ -94,8 +94,10 @@ def test_round_trip_every_problem_arch_and_family():
 
 @pytest.mark.parametrize("field", PARAM_FIELDS)
 def test_round_trip_each_parameter(field):
-    count = dict((f, n) for f, _p, n, _d in PARAMS)[field]
+    count = PARAM[field].count
     for value in (0, 1, 7, 16, 100, 65536, 2 ** 40):
+        if count > 1 and value == 0:
+            continue
         v = (value,) * count if count > 1 else value
         sol = dataclasses.replace(golden(), **{field: v})
         assert decode(sol.name) == sol
@@ -140,6 +142,7 @@ BAD_NAMES = [
     (GOLDEN_NAME.replace("SM90", "SM100"), "'sm100' is not a valid Arch"),
     (GOLDEN_NAME + "_X", "expected family and arch at the end"),
     (GOLDEN_NAME.replace("_MMA_SM90", "_MMA"), "too few tokens"),
+    (GOLDEN_NAME.replace("_WG2x4_", "_WG0x4_"), "WG0x4: values must be positive"),
 ]
 
 
@@ -210,7 +213,7 @@ def test_kind_of_covers_every_pair():
 def test_params_match_solution_fields():
     fields = [f.name for f in dataclasses.fields(Solution)]
     assert fields == ["arch", "family", "problem"] + list(PARAM_FIELDS)
-    prefixes = [p[1] for p in PARAMS]
+    prefixes = [p.token for p in PARAMS]
     assert len(set(prefixes)) == len(prefixes)
     # Values are digits and "x", so a prefix of letters alone can never swallow part of a value.
     assert all(p.isalpha() and p.isupper() for p in prefixes)

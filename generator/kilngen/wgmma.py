@@ -1,0 +1,124 @@
+"""What is particular to the wgmma family (NVIDIA sm_90a: TMA -> mbarrier ring -> wgmma, warp-specialized and
+persistent): its geometry, its instruction and its rules. families.py names these in the family's record; nothing
+else asks for the family by name."""
+from __future__ import annotations
+
+from .rules import _bytes_of, _fmt, _operands
+from .vocab import DType
+
+WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
+
+# Registers a consumer thread may give to accumulators (+ widened weights): ptxas allocates the whole kernel under
+# __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time.
+MAX_ACC = 128
+
+
+def consumers(sol) -> int:
+    """Consumer warpgroups. They split a tile wg0 x wg1 ways, or with pk 2 (ping-pong) two of them take alternate
+    whole tiles."""
+    return 2 if sol.pk == 2 else sol.wg[0] * sol.wg[1]
+
+
+def threads(sol) -> int:
+    return WAVE * (consumers(sol) + 1)  # + one producer warpgroup
+
+
+def swap(sol) -> bool:
+    """With prepacked fp8 weights the weights are wgmma's register operand and D is computed transposed."""
+    return sol.problem.b_prepacked
+
+
+def shape(sol) -> tuple:
+    """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along the operand in
+    shared memory (B's columns; with swap, A's rows), K is 32 bytes of the shared-memory operand. Needs positive mt
+    and wg (rules.shape_problem)."""
+    n = sol.mt[0] // sol.wg[0] if swap(sol) else sol.mt[1] // sol.wg[1]
+    return (64, n, 32 if sol.problem.both_fp8 else 16)
+
+
+def lds_bytes(sol) -> int:
+    """kiln_gemm_wgmma.h: the stage ring, one 32-column f32 epilogue chunk per consumer, two mbarriers per stage, and
+    1024 bytes to align the base for the 128-byte swizzle."""
+    ring = sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b"))
+    return ring + consumers(sol) * (sol.mt[0] // sol.wg[0]) * 128 + 16 * sol.stages + 1024
+
+
+# --- the instruction, spelled out in the kernel ----------------------------------------------------------------------
+
+_PTX = {DType.F16: "f16", DType.BF16: "bf16", DType.E4M3: "e4m3", DType.E5M2: "e5m2"}  # wgmma operand types
+
+
+def asm(sol) -> tuple:
+    """One wgmma.mma_async with its N/2 accumulator operands, as (N, run() parameters, asm lines, outputs, inputs):
+    shared-memory A and B descriptors, or (swap) the widened weights as four A registers. scale-d = 0 starts the sum
+    (first K step of a tile)."""
+    _m, n, k = sol.mi
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    outputs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    if swap(sol):
+        t = _PTX[sol.problem.a]
+        params = f"float (&d)[{regs}], const uint32_t (&a)[4], uint64_t b, int scale_d"
+        a_ops = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
+        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{t}.{t} {{{acc}}}, {a_ops}, %{regs + 4}, p, 1, 1, 0;"
+        scale = regs + 5
+        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)'
+    else:
+        pr = sol.problem
+        ta, tb = (_PTX[pr.a], _PTX[pr.b]) if sol.native_fp8 else (_PTX[sol.mma_type],) * 2
+        imm = ", 1, 1" if sol.native_fp8 else ", 1, 1, 0, 0"  # 16-bit types also take the transpose flags
+        params = f"float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d"
+        body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} {{{acc}}}, %{regs}, %{regs + 1}, p{imm};"
+        scale = regs + 2
+        inputs = '"l"(a), "l"(b), "r"(scale_d)'
+    lines = ("{\\n.reg .pred p;\\n", f"setp.ne.b32 p, %{scale}, 0;\\n", body + "\\n", "}\\n")
+    return (n, params, lines, outputs, inputs)
+
+
+# --- rules -----------------------------------------------------------------------------------------------------------
+
+def _wg(sol):
+    if sol.wg[0] * sol.wg[1] not in (1, 2):
+        return f"{_fmt(sol.wg)} makes {sol.wg[0] * sol.wg[1]} consumer warpgroups; wgmma takes 1 or 2 (+1 producer)"
+
+
+def _tile(sol):
+    rows, cols = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
+    if sol.mt[0] % sol.wg[0] or sol.mt[1] % sol.wg[1]:
+        return f"{_fmt(sol.mt)} does not split evenly over wg {_fmt(sol.wg)}"
+    if max(sol.mt[0], sol.mt[1]) > 256:
+        return f"MT0 and MT1 must be at most 256 (TMA box rows); got {_fmt(sol.mt)}"
+    wgmma_m, wgmma_n = (cols, rows) if swap(sol) else (rows, cols)
+    side = ("columns", "rows") if swap(sol) else ("rows", "columns")
+    if wgmma_m % 64:
+        return f"each consumer's {wgmma_m} {side[0]} must be a multiple of 64 (wgmma M)"
+    if wgmma_n % 8 or wgmma_n > 256:
+        return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
+    if cols % 32:
+        return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
+    acc = (wgmma_m // 64) * wgmma_n // 2
+    frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0  # widened weights of a K-tile
+    if acc + frags > MAX_ACC:
+        held = f"{acc} f32 accumulators" + (f" + {frags} weight registers" if frags else "")
+        return f"each consumer thread would hold {held}; at most {MAX_ACC} fit its registers"
+
+
+def _depth(sol):
+    for label, dt, row in _operands(sol):
+        if row % 128:
+            return (f"DepthU {sol.mt[2]} x {_bytes_of(dt)} = {row} bytes per {label} row; wgmma tiles are whole "
+                    f"128-byte swizzle rows")
+
+
+def _mi(sol):
+    want = shape(sol)
+    if tuple(sol.mi) != want:
+        return f"{_fmt(sol.mi)} is not the wgmma this tile issues; it is {_fmt(want)} (leave mi out to derive it)"
+
+
+def _ping_pong(sol):
+    if sol.pk == 2 and sol.wg != (1, 1):
+        return f"2 (ping-pong: two consumers take alternate whole tiles) needs wg [1, 1]; got {_fmt(sol.wg)}"
+
+
+RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong))
