@@ -56,7 +56,20 @@ def cmd_check(args) -> int:
     if differ or extra:
         print("kiln check: run `generator/kiln-gen generate` and commit generated/", file=sys.stderr)
         return 1
+    from . import naming_doc
+    page = root / "docs" / "naming.md"
+    if page.is_file() and naming_doc.update(page.read_text()) != page.read_text():
+        print("kiln check: docs/naming.md's parameter table is stale; run `generator/kiln-gen docs`", file=sys.stderr)
+        return 1
     print(f"kiln check: generated/ is up to date ({len(tree)} files)")
+    return 0
+
+
+def cmd_docs(args) -> int:
+    from . import naming_doc
+    page = Path(args.root) / "docs" / "naming.md"
+    changed = naming_doc.write(page)
+    print(f"kiln: docs/naming.md {'written' if changed else 'unchanged'}")
     return 0
 
 
@@ -166,6 +179,7 @@ def main(argv=None) -> int:
     g = sub.add_parser("generate", help="render generated/ from solutions/ and templates/")
     g.add_argument("--quiet", action="store_true")
     sub.add_parser("check", help="exit 1 when generated/ differs from what generate would write")
+    sub.add_parser("docs", help="write the parameter table of docs/naming.md from the parameter catalogue")
     ls = sub.add_parser("list", help="kernel names")
     ls.add_argument("--arch")
     ls.add_argument("--ci", action="store_true", help="only the CI subset")
@@ -215,7 +229,7 @@ def main(argv=None) -> int:
             from .report import cmd_report_amd
             return cmd_report_amd(args.build, args.output, Path(args.root))
         return {"generate": cmd_generate, "check": cmd_check, "list": cmd_list, "decode": cmd_decode,
-                "explain": cmd_explain, "tune": cmd_tune}[args.cmd](args)
+                "explain": cmd_explain, "tune": cmd_tune, "docs": cmd_docs}[args.cmd](args)
     except ValueError as exc:
         from .schema import SchemaError
         from .tune import TuneError

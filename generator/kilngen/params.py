@@ -83,7 +83,7 @@ PARAMS = (
     Param("lxs", "LXS", 1, _FLAG, 1, "LDS XOR swizzle of 16-byte chunks (0/1)",
           fixed=((_WGMMA, 1, "always swizzles (TMA 128-byte swizzle)"),)),
     Param("gsu", "GSU", 1, range(1, 65), 1,
-          "GlobalSplitU: split-K factor, partials reduced in a fixed order by a second kernel <name>_reduce"),
+          "GlobalSplitU: split-K factor, partials reduced in a fixed order by a second kernel `<name>_reduce`"),
     Param("wgm", "WGM", 1, range(1, 65), 8,
           "WorkGroupMapping: tile-M rows walked together by consecutive workgroups (1 = plain row-major raster)"),
     Param("vwa", "VWA", 1, _VW, 16, "global read vector width of A, bytes (>= 4: cp.async; below: plain loads)",

@@ -263,3 +263,54 @@ def test_fnv1a64_known_values(text, value):
 def test_fnv1a64_of_golden_name_is_stable():
     # The runtime's tables carry this hash; it must not change while the name does not.
     assert fnv1a64(GOLDEN_NAME) == 0xA7064399C7CBAFDB
+
+
+# --- the parameter catalogue -----------------------------------------------------------------------------------------
+
+def test_catalogue_values_fit_their_c_types():
+    from kilngen.params import C_TYPE_RANGE
+    for p in PARAMS:
+        low, high = C_TYPE_RANGE[p.c_type]
+        assert low <= min(p.allowed) and max(p.allowed) <= high, p.field
+        assert p.default is None or p.default in p.allowed, p.field
+
+
+def test_catalogue_fixed_values_name_real_families():
+    for p in PARAMS:
+        families = [f for f, _v, _w in p.fixed]
+        assert len(set(families)) == len(families) and set(families) <= set(Family), p.field
+        assert all(why and v in p.allowed for _f, v, why in p.fixed), p.field
+        assert set(p.uses) | set(families) == set(Family)
+
+
+def test_every_family_and_kind_has_one_record():
+    assert FAMILIES.keys() == set(Family) and KIND_INFO.keys() == set(Kind)
+    assert all(spec.family is f and spec.wave in (32, 64, 128) for f, spec in FAMILIES.items())
+    assert {spec.launch for spec in FAMILIES.values()} == set(LaunchKind)
+    assert all(set(spec.layouts) <= set(Layout) and spec.layouts for spec in FAMILIES.values())
+    assert all(spec.layouts and set(spec.layouts) <= set(Layout) for spec in KIND_INFO.values())
+
+
+def test_naming_doc_table_is_current():
+    from pathlib import Path
+
+    from kilngen import naming_doc
+    page = Path(__file__).resolve().parents[2] / "docs" / "naming.md"
+    text = page.read_text()
+    assert naming_doc.BEGIN in text, "docs/naming.md has no generated parameter table; run kiln-gen docs"
+    assert naming_doc.update(text) == text, "docs/naming.md's parameter table is stale; run kiln-gen docs"
+    assert all(f"| {p.token} | `{p.field}` |" in text for p in PARAMS)
+
+
+def test_wgmma_shape_rules_run_before_derivation():
+    """A zero in wg or mt is blamed on its key, before the wgmma instruction is derived from the tile."""
+    from kilngen.families import check
+    mixed = Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN)
+    sol = dataclasses.replace(golden(), family=Family.WGMMA, problem=mixed, mt=(0, 128, 128), wg=(1, 1),
+                              mi=(64, 128, 16), plr=0, lxs=1, pgr=2, su=0, sus=0)
+    assert check(sol) == ("mt", "[0, 128, 128] must be positive")
+    assert check(dataclasses.replace(sol, mt=(128, 128, 128), wg=(0, 1)))[0] == "wg"
+    valid = dataclasses.replace(golden(), pgr=2)
+    assert check(valid) is None
+    assert check(dataclasses.replace(valid, su=1 << 40)) == ("su", "1099511627776 is not 0 or a power of two up to 1024")
+    assert check(dataclasses.replace(valid, sus=1 << 40))[0] == "sus"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kilngen import buildtools, render
-from kilngen.model import decode
+from kilngen.model import FAMILIES, Arch, Family, Kind, LaunchKind, c_enum, decode
 from kilngen.schema import load_tree
 
 HERE = Path(__file__).resolve().parent
@@ -127,3 +127,45 @@ def test_built_kernels_have_clean_resources():
             assert fields["spill_stores"] == fields["spill_loads"] == fields["stack"] == "0", line
             assert int(fields["registers"]) <= 255
             assert re.match(r"Cijk_", fields["function"])
+
+
+# --- the C tables' enums agree with the generator's --------------------------------------------------------------
+
+def _c_enum(text: str, name: str) -> list:
+    """The enumerators of `typedef enum name { ... } name;` in order."""
+    body = re.search(r"typedef enum %s \{(.*?)\} %s;" % (name, name), text, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    return [item.split("=")[0].strip() for item in body.split(",") if item.strip()]
+
+
+def _c_names(text: str, table: str) -> dict:
+    """{enumerator: string} of a designated-initializer name table in select.c."""
+    body = re.search(r"%s\[[A-Z_]+\] = \{(.*?)\};" % table, text, re.S).group(1)
+    return dict(re.findall(r'\[(KILN_[A-Z0-9_]+)\] = "([^"]*)"', body))
+
+
+def test_c_enums_match_the_generator():
+    header = (REPO / "runtime" / "src" / "table.h").read_text()
+    select = (REPO / "runtime" / "src" / "select.c").read_text()
+    assert _c_enum(header, "kiln_arch_id") == (["KILN_ARCH_UNKNOWN"] + [c_enum("ARCH", a) for a in Arch]
+                                               + ["KILN_ARCH_COUNT"])
+    assert _c_enum(header, "kiln_family_id") == [c_enum("FAMILY", f) for f in Family] + ["KILN_FAMILY_COUNT"]
+    assert _c_enum(header, "kiln_launch_kind") == [c_enum("LAUNCH", k) for k in LaunchKind] + ["KILN_LAUNCH_COUNT"]
+    assert _c_enum(header, "kiln_kind") == ["KILN_KIND_NONE"] + [c_enum("KIND", k) for k in Kind]
+    assert _c_names(select, "ARCH_NAMES") == {"KILN_ARCH_UNKNOWN": "unknown",
+                                              **{c_enum("ARCH", a): a.value for a in Arch}}
+    assert _c_names(select, "FAMILY_NAMES") == {c_enum("FAMILY", f): f.value for f in Family}
+    assert _c_names(select, "LAUNCH_NAMES") == {c_enum("LAUNCH", k): k.value for k in LaunchKind}
+    assert _c_names(select, "KIND_NAMES") == {"KILN_KIND_NONE": "none", **{c_enum("KIND", k): k.value for k in Kind}}
+
+
+def test_dispatch_rows_use_designated_initializers():
+    text = (REPO / "generated" / "dispatch.c").read_text()
+    rows = re.findall(r"/\* \d+ \*/ \{(.*?)\},\n", text, re.S)
+    assert rows and all(".name = " in r and ".arch = KILN_ARCH_" in r and ".launch = KILN_LAUNCH_" in r for r in rows)
+    assert '"wgmma"' not in text and '"sm90"' not in text  # enums, not strings
+    for family in Family:
+        launch = FAMILIES[family].launch
+        for r in rows:
+            if f".family = {c_enum('FAMILY', family)}," in r:
+                assert f".launch = {c_enum('LAUNCH', launch)}," in r
