@@ -272,26 +272,77 @@ def test_query_by_arch_without_device():
         lib.kiln_destroy(h)
 
 
-def test_query_cpu_tensors_for_an_arch():
-    """query()/explain() take CPU tensors and answer for the device-less handle, whose arch set_arch picks."""
+@pytest.fixture
+def cpu_sm90():
+    """torch (any version: fp8 as uint8 with a_fp8=/b_fp8=) and the device-less handle selecting for sm90."""
     torch = kilntest.torch
     if torch is None:
         pytest.skip("torch is not installed")
     _lib()
     before = kiln.device_arch(-1)
     kiln.set_arch("sm90", device_index=-1)
-    try:
-        a = torch.ones((256, 512)).to(torch.float8_e4m3fn)
-        w = torch.ones((128, 512)).to(torch.float8_e4m3fn)
-        one = torch.ones((), dtype=torch.float32)
-        names = kiln.algos(kiln.scaled_mm, a, w.t(), one, one, k=4)
-        assert names and all(n.endswith("_SM90") for n in names)
-        assert names[0] in kiln.explain(kiln.scaled_mm, a, w.t(), one, one)
-        with pytest.raises(ValueError, match="CUDA"):
-            kiln.scaled_mm(a, w.t(), one, one)
-    finally:
-        if before != "none":
-            kiln.set_arch(before, device_index=-1)
+    yield torch
+    if before != "none":
+        kiln.set_arch(before, device_index=-1)
+
+
+def test_query_cpu_tensors_for_an_arch(cpu_sm90):
+    """query()/explain() take CPU tensors and answer for the device-less handle, whose arch set_arch picks."""
+    torch = cpu_sm90
+    a = torch.ones((256, 512), dtype=torch.uint8)
+    w = torch.ones((128, 512), dtype=torch.uint8)
+    one = torch.ones((), dtype=torch.float32)
+    fp8 = dict(a_fp8="e4m3", b_fp8="e4m3")
+    names = kiln.algos(kiln.scaled_mm, a, w.t(), one, one, k=4, **fp8)
+    assert names and all(n.endswith("_SM90") for n in names)
+    assert names[0] in kiln.explain(kiln.scaled_mm, a, w.t(), one, one, **fp8)
+    with pytest.raises(ValueError, match="CUDA"):
+        kiln.scaled_mm(a, w.t(), one, one, **fp8)
+    with pytest.raises(TypeError, match=r"^scaled_mm: b must be a torch\.Tensor, got NoneType$"):
+        kiln.scaled_mm(a, None, one, one, **fp8)
+
+
+@pytest.mark.parametrize("m,n,k", [(0, 128, 512), (256, 0, 512), (256, 128, 0), (0, 0, 0)])
+def test_plan_empty_problem(cpu_sm90, m, n, k):
+    """Empty tensors plan into a problem with those sizes, leading dimensions every rule accepts, NULL pointers for
+    the empty operands, an output of the right shape; the library offers an algo for it (kiln.h, Empty problems)."""
+    torch = cpu_sm90
+    if not hasattr(kiln.load_library(), "kiln_last_error"):
+        pytest.skip("this libkiln predates empty problems: rebuild it")
+    one = torch.ones((), dtype=torch.float32)
+    a, w = torch.zeros((m, k), dtype=torch.uint8), torch.zeros((n, k), dtype=torch.uint8)
+    bias = torch.zeros(n, dtype=torch.bfloat16)
+    call = (kiln.scaled_mm, a, w.t(), torch.ones(m, 1), torch.ones(1, n))
+    kw = dict(a_fp8="e4m3", b_fp8="e4m3", bias=bias)
+    pl = kiln.plan(*call, **kw)
+    p = pl.problem
+    assert (p.m, p.n, p.k, p.batch, p.layout) == (m, n, k, 1, Layout.TN)
+    assert tuple(pl.out.shape) == (m, n) and pl.out.dtype == torch.bfloat16
+    assert (pl.args.a is None) == (m * k == 0) and (pl.args.b is None) == (n * k == 0)
+    assert (pl.args.d is None) == (m * n == 0)
+    assert len(kiln.query(*call, k=1, **kw)) == 1
+
+
+def test_plan_empty_gemm_and_mixed(cpu_sm90):
+    torch = cpu_sm90
+    if not hasattr(kiln.load_library(), "kiln_last_error"):
+        pytest.skip("this libkiln predates empty problems: rebuild it")
+    a = torch.zeros((65, 0), dtype=torch.float16)
+    b = torch.zeros((0, 40), dtype=torch.float16)
+    c = torch.zeros((65, 40), dtype=torch.float16)
+    pl = kiln.plan(kiln.gemm, a, b, c=c, beta=0.5)
+    assert (pl.problem.k, pl.problem.has_c, tuple(pl.out.shape)) == (0, 1, (65, 40))
+    assert kiln.query(kiln.gemm, a, b, c=c, beta=0.5, k=1)
+    packed = kiln.prepack_b(torch.zeros((32, 0), dtype=torch.uint8).t(), fp8="e4m3")
+    assert tuple(packed.data.shape) == (32, 0)
+    for lead in ((17,), (2, 0), (0,)):
+        x = torch.zeros(lead + (0,), dtype=torch.float16)
+        pl = kiln.plan(kiln.mixed_mm, x, packed, scale_b=torch.ones(32), bias=torch.zeros(32, dtype=torch.float16))
+        assert tuple(pl.out.shape) == lead + (32,) and pl.problem.b_prepacked == 1
+        assert kiln.query(kiln.mixed_mm, x, packed, k=1)
+    batch0 = kiln.plan(kiln.gemm, torch.zeros((0, 8, 16), dtype=torch.float16),
+                       torch.zeros((0, 16, 4), dtype=torch.float16))
+    assert tuple(batch0.out.shape) == (0, 8, 4) and batch0.problem.batch == 0
 
 
 def test_library_override_env(monkeypatch):
