@@ -309,7 +309,6 @@ def test_plan_empty_problem(cpu_sm90, m, n, k):
     torch = cpu_sm90
     if not hasattr(kiln.load_library(), "kiln_last_error"):
         pytest.skip("this libkiln predates empty problems: rebuild it")
-    one = torch.ones((), dtype=torch.float32)
     a, w = torch.zeros((m, k), dtype=torch.uint8), torch.zeros((n, k), dtype=torch.uint8)
     bias = torch.zeros(n, dtype=torch.bfloat16)
     call = (kiln.scaled_mm, a, w.t(), torch.ones(m, 1), torch.ones(1, n))
