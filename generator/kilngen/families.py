@@ -104,14 +104,15 @@ class FamilySpec:
         return fp8_mi if sol.problem.both_fp8 and ARCH_INFO[sol.arch].fp8_mma else other
 
 
+_NVIDIA_RING = dict(vendor=Vendor.NVIDIA, stages=_ring_stages, kmajor_unroll_major=True, native_fp8=_native_k32)
 _AMD = dict(vendor=Vendor.AMD, launch=LaunchKind.PLAIN, mi_from_tile=None, threads=_workgroup_threads,
             consumers=_consumers_none, stages=_amd_stages, lds_bytes=_ring_lds, kmajor_unroll_major=False)
 
 FAMILIES = {
     Family.MMA: FamilySpec(
-        Family.MMA, Vendor.NVIDIA, 32, LaunchKind.PLAIN, "kernel_mma.hip.j2", "kiln_gemm_mma.h",
-        ((16, 8, 32), (16, 8, 16)), None, rules.MMA_RULES, _workgroup_threads, _consumers_none, _ring_stages,
-        _ring_lds, True, _native_k32, _mma_op),
+        Family.MMA, wave=32, launch=LaunchKind.PLAIN, template="kernel_mma.hip.j2", device_header="kiln_gemm_mma.h",
+        default_mi=((16, 8, 32), (16, 8, 16)), mi_from_tile=None, rules=rules.MMA_RULES, threads=_workgroup_threads,
+        consumers=_consumers_none, lds_bytes=_ring_lds, mma_op=_mma_op, **_NVIDIA_RING),
     Family.MFMA: FamilySpec(
         Family.MFMA, wave=64, template="kernel_mfma.hip.j2", device_header="kiln_gemm_mfma.h",
         default_mi=((32, 32, 16), (32, 32, 8)), rules=rules.MFMA_RULES, native_fp8=_native_mfma, mma_op=_mfma_op,
@@ -121,11 +122,12 @@ FAMILIES = {
         default_mi=((16, 16, 16), (16, 16, 16)), rules=rules.WMMA_RULES, native_fp8=_native_arch,
         mma_op=_wmma_op, **_AMD),
     Family.WGMMA: FamilySpec(
-        Family.WGMMA, Vendor.NVIDIA, wgmma.WAVE, LaunchKind.TMA, "kernel_wgmma.hip.j2", "kiln_gemm_wgmma.h",
-        ((64, 128, 32), (64, 128, 16)), wgmma.shape, wgmma.RULES, wgmma.threads, wgmma.consumers, _ring_stages,
-        wgmma.lds_bytes, True, _native_k32, lambda sol, ta, tb: "", layouts=(Layout.TN,),
+        Family.WGMMA, wave=wgmma.WAVE, launch=LaunchKind.TMA, template="kernel_wgmma.hip.j2",
+        device_header="kiln_gemm_wgmma.h", default_mi=((64, 128, 32), (64, 128, 16)), mi_from_tile=wgmma.shape,
+        rules=wgmma.RULES, threads=wgmma.threads, consumers=wgmma.consumers, lds_bytes=wgmma.lds_bytes,
+        mma_op=lambda sol, ta, tb: "", layouts=(Layout.TN,),
         layout_reason="reads K-major A and B with TMA: TN only (NN problems are the mma family's)", swap=wgmma.swap,
-        asm=wgmma.asm),
+        asm=wgmma.asm, **_NVIDIA_RING),
 }
 assert FAMILIES.keys() == set(Family)
 assert all(spec.family is f for f, spec in FAMILIES.items())

@@ -169,3 +169,9 @@ def test_dispatch_rows_use_designated_initializers():
         for r in rows:
             if f".family = {c_enum('FAMILY', family)}," in r:
                 assert f".launch = {c_enum('LAUNCH', launch)}," in r
+
+
+def test_each_family_template_includes_its_device_header():
+    for family, spec in FAMILIES.items():
+        text = (REPO / "templates" / spec.template).read_text()
+        assert f'#include "{spec.device_header}"' in text, family
