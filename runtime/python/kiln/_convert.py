@@ -33,10 +33,13 @@ CTYPE_BOUNDS = {
 def as_int(value, what: str, bounds: tuple = INT64) -> int:
     """value as a Python int within bounds (inclusive). Takes ints, bools and anything with __index__ (numpy
     integers, IntEnum members); a float, even a whole one, is a TypeError rather than a silent truncation."""
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
+    if type(value) is int:  # the common case, without the call
+        v = value
+    else:
+        try:
+            v = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
     lo, hi = bounds
     if not lo <= v <= hi:
         raise ValueError(f"{what} = {v} does not fit its C type ({lo}..{hi})")
@@ -113,6 +116,9 @@ def field_converters(fields: list, enums: dict, flags: frozenset) -> dict:
     return out
 
 
+_set_field = ctypes.Structure.__setattr__
+
+
 class CheckedStructure(ctypes.Structure):
     """A ctypes Structure whose fields are set only through their converters (constructor keywords too): a value
     that the field cannot hold raises instead of being truncated, and a misspelt field name is an AttributeError
@@ -121,16 +127,26 @@ class CheckedStructure(ctypes.Structure):
     _enums_: dict = {}
     _flags_: frozenset = frozenset()
     _converters_: dict = {}
+    _checks_: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._converters_ = field_converters(cls.__dict__.get("_fields_", []), cls._enums_, cls._flags_)
+        # What an error names, made once: __setattr__ is on the path of every run.
+        cls._checks_ = {name: (convert, f"{cls.__name__}.{name}") for name, convert in cls._converters_.items()}
 
     def __setattr__(self, name, value):
-        convert = self._converters_.get(name)
-        if convert is None:
+        check = self._checks_.get(name)
+        if check is None:
             raise AttributeError(f"{type(self).__name__} has no field {name!r}")
-        super().__setattr__(name, convert(value, f"{type(self).__name__}.{name}"))
+        _set_field(self, name, check[0](value, check[1]))
+
+    def set_converted(self, values: dict) -> None:
+        """Set values already passed through their fields' converters (the caller checked them earlier)."""
+        for name, value in values.items():
+            if name not in self._checks_:
+                raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+            _set_field(self, name, value)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name, _t in self._fields_}

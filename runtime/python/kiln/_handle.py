@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ._capi import (DType, KilnError, Layout, Status, check, explain_text, kiln_algo, kiln_args, kiln_handle,
                     kiln_problem, last_error, load_library)
-from ._convert import INT32, INT64, as_arch, as_enum, as_int
+from ._convert import INT32, as_arch, as_enum, as_int
 from ._prepack import packed_k
 
 _handles = {}
@@ -150,28 +150,30 @@ def as_kiln_algo(algo) -> kiln_algo | None:
     raise TypeError(f"algo= takes an AlgoInfo from kiln.query() or a kiln_algo, not {type(algo).__name__}")
 
 
+_MAKE_PROBLEM_CHECKS = {name: (convert, f"make_problem: {name}") for name, convert in kiln_problem._converters_.items()}
+
+
 def make_problem(a: DType, b: DType, d: DType, layout: Layout, m: int, n: int, k: int, **fields) -> kiln_problem:
     """kiln_problem_init, then any kiln_problem field overridden by keyword. b_prepacked=1 also sets the packed ldb.
 
     Every value is checked before it reaches ctypes: a non-integer is a TypeError, and an integer its C field cannot
     hold (int64 sizes; enums outside the C enum; flags other than 0/1) a ValueError naming the field and the value.
     What the C types hold but kiln does not accept (m = -1, lda < k) is the library's to refuse: KilnError."""
-    types = [as_enum(v, f"make_problem: {what}", e) for v, what, e in
-             ((a, "a", DType), (b, "b", DType), (d, "d", DType), (layout, "layout", Layout))]
-    m, n, k = (as_int(v, f"make_problem: {what}", INT64) for v, what in ((m, "m"), (n, "n"), (k, "k")))
-    converters = kiln_problem._converters_
+    types = (as_enum(a, "make_problem: a", DType), as_enum(b, "make_problem: b", DType),
+             as_enum(d, "make_problem: d", DType), as_enum(layout, "make_problem: layout", Layout))
+    m, n, k = as_int(m, "make_problem: m"), as_int(n, "make_problem: n"), as_int(k, "make_problem: k")
     for key, value in fields.items():  # all checked before the library is asked anything
-        if key not in converters:
+        check_field = _MAKE_PROBLEM_CHECKS.get(key)
+        if check_field is None:
             raise AttributeError(f"kiln_problem has no field {key!r}")
-        fields[key] = converters[key](value, f"make_problem: {key}")
+        fields[key] = check_field[0](value, check_field[1])
     p = kiln_problem()
     check(load_library().kiln_problem_init(ctypes.byref(p), *types, m, n, k), "kiln_problem_init",
           f"m={m}, n={n}, k={k}")
     if fields.get("b_prepacked"):
         p.ldb = packed_k(k)
         p.stride_b = n * p.ldb
-    for key, value in fields.items():
-        setattr(p, key, value)
+    p.set_converted(fields)
     return p
 
 
