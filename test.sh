@@ -13,6 +13,19 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_CI_SUBSET=ON -
       ${KILN_ARCHS:+-DKILN_ARCHS="$KILN_ARCHS"}
 cmake --build "$BUILD"
 ctest --test-dir "$BUILD" --output-on-failure
+# The C tests and the API fuzzer under ASan + UBSan (tests/sanitize: the runtime with fake tables, no kernels); any
+# sanitizer report fails. Then a bounded fuzzing run from the committed seeds with a fixed seed (tests/fuzz/README.md).
+SAN=${KILN_SAN_BUILD_DIR:-$BUILD-san}
+CC=clang-19 cmake -S tests/sanitize -B "$SAN" -G Ninja >/dev/null
+cmake --build "$SAN"
+ctest --test-dir "$SAN" --output-on-failure
+rm -rf "$SAN/fuzz-corpus" && mkdir -p "$SAN/fuzz-corpus"
+if ! KILN_FUZZ_STATS=1 "$SAN/fuzz/fuzz_api" -seed=1 -max_total_time="${KILN_FUZZ_SECONDS:-60}" -max_len=256 \
+        -print_final_stats=1 -artifact_prefix="$SAN/" "$SAN/fuzz-corpus" tests/fuzz/corpus >"$SAN/fuzz.log" 2>&1; then
+    cat "$SAN/fuzz.log"
+    exit 1
+fi
+grep -E '^(Done|fuzz_api:|stat::number_of_executed_units)' "$SAN/fuzz.log"
 # The installed package works for a project outside the tree: find_package(kiln) -> kiln::kiln.
 rm -rf "$BUILD/install" "$BUILD/consumer"
 cmake --install "$BUILD" --prefix "$BUILD/install" >/dev/null

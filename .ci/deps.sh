@@ -1,9 +1,10 @@
 # Sourced by setup.sh and test.sh: Debian packages kiln needs, and the Python that sees them.
 kiln_install_deps() {
     # clang-19/lld-19/llvm-19 build and read the AMD code objects; libamdhip64-dev lets the C tests check the HIP
-    # backend against Debian's HIP runtime (there is no AMD GPU in CI: it must report no device).
+    # backend against Debian's HIP runtime (there is no AMD GPU in CI: it must report no device); libclang-rt-19-dev
+    # has clang's sanitizer and libFuzzer runtimes (tests/sanitize, tests/fuzz).
     local pkgs="python3 python3-jinja2 python3-yaml python3-pytest cmake ninja-build gcc libc6-dev"
-    pkgs="$pkgs clang-19 lld-19 llvm-19 libamdhip64-dev"
+    pkgs="$pkgs clang-19 lld-19 llvm-19 libamdhip64-dev libclang-rt-19-dev"
     local missing=""
     for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
     if [ -n "$missing" ]; then

@@ -18,7 +18,7 @@
     do {                                                                                                              \
         kiln_status s_ = (call);                                                                                      \
         if (s_ != KILN_STATUS_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s failed: %s\n", #call, kiln_status_string(s_));                                        \
+            fprintf(stderr, "%s failed: %s (%s)\n", #call, kiln_status_string(s_), kiln_last_error(h));             \
             return 1;                                                                                                 \
         }                                                                                                             \
     } while (0)
@@ -123,7 +123,7 @@ static int run_on_device(kiln_handle h, kiln_problem *p) {
 int main(int argc, char **argv) {
     int64_t m = 1000, n = 1000, k = 512;
     if (argc == 4) m = atoll(argv[1]), n = atoll(argv[2]), k = atoll(argv[3]);
-    kiln_handle h;
+    kiln_handle h = NULL;
     CHECK(kiln_create(&h));
     const char *arch = NULL;
     CHECK(kiln_device_arch(h, &arch));
@@ -148,9 +148,14 @@ int main(int argc, char **argv) {
         CHECK(kiln_algo_name(h, &algos[i], &name));
         printf("  %d. %s (workspace %llu bytes)\n", i + 1, name, (unsigned long long)algos[i].workspace_bytes);
     }
-    static char why[8192];
-    CHECK(kiln_explain(h, &p, NULL, why, sizeof why));
+    /* The whole explanation: its size first (a text that does not fit would end with a "[truncated ...]" line). */
+    size_t why_bytes = 0;
+    CHECK(kiln_explain_size(h, &p, NULL, &why_bytes));
+    char *why = malloc(why_bytes);
+    if (!why) return 1;
+    CHECK(kiln_explain(h, &p, NULL, why, why_bytes));
     printf("%s\n", why);
+    free(why);
     int rc = have_device ? run_on_device(h, &p) : 0;
     CHECK(kiln_destroy(h));
     return rc;

@@ -39,6 +39,9 @@ typedef struct kiln_backend {
      * KILN_STATUS_INTERNAL_ERROR). */
     kiln_status (*launch)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
                           const void *arg, size_t arg_bytes, void *stream);
+    /* Fills a 2-D region with zero bytes, stream-ordered like a launch: `height` rows of `width_bytes` bytes,
+     * `pitch_bytes` apart, from dst (kiln.h, "Empty problems": D = 0 when k = 0 without C and bias). */
+    kiln_status (*zero_2d)(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height, void *stream);
     /* The driver's text for the last failure of this device state ("" when none). */
     const char *(*last_error)(void *dev);
     /* Optional (NULL: the backend runs no TMA-fed family). Encodes a 3-D tiled tensor map over elements of elem_bytes

@@ -17,6 +17,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
 
 enum { CUDA_SUCCESS = 0 };
 enum {
@@ -62,6 +63,12 @@ typedef struct cuda_api {
     CUresult (*launch_kernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared_bytes, CUstream stream, void **params, void **extra);
     CUresult (*get_error_string)(CUresult rc, const char **text);
+    CUresult (*memset_d2d8_async)(CUdeviceptr dst, size_t pitch, unsigned char value, size_t width, size_t height,
+                                  CUstream stream);
+    CUresult (*memset_d2d16_async)(CUdeviceptr dst, size_t pitch, unsigned short value, size_t width, size_t height,
+                                   CUstream stream);
+    CUresult (*memset_d2d32_async)(CUdeviceptr dst, size_t pitch, unsigned value, size_t width, size_t height,
+                                   CUstream stream);
     cu_tensor_map_encode_tiled_fn tensor_map_encode_tiled; /* optional (not in SYMBOLS): NULL before CUDA 12.0 */
 } cuda_api;
 
@@ -86,6 +93,9 @@ static const struct {
     {"cuFuncSetAttribute", offsetof(cuda_api, func_set_attribute)},
     {"cuLaunchKernel", offsetof(cuda_api, launch_kernel)},
     {"cuGetErrorString", offsetof(cuda_api, get_error_string)},
+    {"cuMemsetD2D8Async", offsetof(cuda_api, memset_d2d8_async)},
+    {"cuMemsetD2D16Async", offsetof(cuda_api, memset_d2d16_async)},
+    {"cuMemsetD2D32Async", offsetof(cuda_api, memset_d2d32_async)},
 };
 
 /* Compute capability -> the arch whose code runs there; others are "sm<major><minor>". */
@@ -345,6 +355,28 @@ static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuTensorMapEncodeTiled", rc);
 }
 
+/* Zeros in the widest memset unit that divides the address, the pitch and the width (the driver counts the width
+ * in units). */
+static kiln_status cuda_zero_2d(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height,
+                                void *stream)
+{
+    cuda_device *d = dev;
+    CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)dst;
+    int pushed;
+    kiln_status st = cuda_enter(d, &pushed);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    CUresult rc;
+    if ((ptr | pitch_bytes | width_bytes) % 4 == 0)
+        rc = d->api.memset_d2d32_async(ptr, pitch_bytes, 0u, width_bytes / 4, height, (CUstream)stream);
+    else if ((ptr | pitch_bytes | width_bytes) % 2 == 0)
+        rc = d->api.memset_d2d16_async(ptr, pitch_bytes, 0, width_bytes / 2, height, (CUstream)stream);
+    else
+        rc = d->api.memset_d2d8_async(ptr, pitch_bytes, 0, width_bytes, height, (CUstream)stream);
+    cuda_leave(d, pushed);
+    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuMemsetD2DAsync", rc);
+}
+
 const kiln_backend kiln_backend_cuda = {
     .name = "cuda",
     .open = cuda_open,
@@ -353,6 +385,7 @@ const kiln_backend kiln_backend_cuda = {
     .unload_module = cuda_unload_module,
     .get_kernel = cuda_get_kernel,
     .launch = cuda_launch,
+    .zero_2d = cuda_zero_2d,
     .last_error = cuda_last_error,
     .tma_encode = cuda_tma_encode,
 };

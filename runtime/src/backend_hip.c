@@ -27,6 +27,8 @@ typedef struct hip_api {
                                        unsigned by, unsigned bz, unsigned shared_bytes, kiln_hip_stream_t stream,
                                        void **params, void **extra);
     const char *(*get_error_string)(kiln_hip_error_t rc);
+    kiln_hip_error_t (*memset_2d_async)(void *dst, size_t pitch, int value, size_t width, size_t height,
+                                        kiln_hip_stream_t stream);
 } hip_api;
 
 static const struct {
@@ -44,6 +46,7 @@ static const struct {
     {"hipModuleGetFunction", offsetof(hip_api, module_get_function)},
     {"hipModuleLaunchKernel", offsetof(hip_api, module_launch_kernel)},
     {"hipGetErrorString", offsetof(hip_api, get_error_string)},
+    {"hipMemset2DAsync", offsetof(hip_api, memset_2d_async)},
 };
 
 /* The unversioned name comes with the -dev package; the runtime package has the versioned one. */
@@ -128,13 +131,24 @@ static void hip_leave(hip_device *d, int previous)
         d->api.set_device(previous);
 }
 
+/* libamdhip64 is opened once per process and never closed: its runtime keeps state from hipInit (allocated even when
+ * hipInit fails) that it frees only at process exit, so a dlclose would drop the library's only reference to that
+ * memory (a leak LeakSanitizer reports) and a later dlopen would initialize it again. */
+static pthread_once_t library_once = PTHREAD_ONCE_INIT;
+static void *library;
+
+static void open_library(void)
+{
+    for (size_t i = 0; i < sizeof LIBRARIES / sizeof LIBRARIES[0] && !library; i++)
+        library = dlopen(LIBRARIES[i], RTLD_NOW | RTLD_LOCAL);
+}
+
 static void hip_close(void *dev)
 {
     hip_device *d = dev;
     if (!d)
         return;
     pthread_mutex_destroy(&d->error_lock);
-    dlclose(d->lib);
     free(d);
 }
 
@@ -189,15 +203,14 @@ static kiln_status hip_open(void **out, char arch[KILN_ARCH_LEN], kiln_device_li
     hip_device *d = calloc(1, sizeof *d);
     if (!d)
         return KILN_STATUS_INTERNAL_ERROR;
-    for (size_t i = 0; i < sizeof LIBRARIES / sizeof LIBRARIES[0] && !d->lib; i++)
-        d->lib = dlopen(LIBRARIES[i], RTLD_NOW | RTLD_LOCAL);
+    pthread_once(&library_once, open_library);
+    d->lib = library;
     if (!d->lib) {
         free(d);
         return no_device("libamdhip64.so not found: no HIP runtime (ROCm, or Debian's libamdhip64)");
     }
     const char *missing = NULL;
     if (!resolve(d, &missing)) {
-        dlclose(d->lib);
         free(d);
         return no_device("libamdhip64 has no %s", missing);
     }
@@ -293,6 +306,19 @@ static kiln_status hip_launch(void *dev, void *kernel, const uint32_t grid[3], u
     return rc == KILN_HIP_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "hipModuleLaunchKernel", rc);
 }
 
+static kiln_status hip_zero_2d(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height,
+                               void *stream)
+{
+    hip_device *d = dev;
+    int previous;
+    kiln_status st = hip_enter(d, &previous);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    kiln_hip_error_t rc = d->api.memset_2d_async(dst, pitch_bytes, 0, width_bytes, height, (kiln_hip_stream_t)stream);
+    hip_leave(d, previous);
+    return rc == KILN_HIP_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "hipMemset2DAsync", rc);
+}
+
 const kiln_backend kiln_backend_hip = {
     .name = "hip",
     .open = hip_open,
@@ -301,6 +327,7 @@ const kiln_backend kiln_backend_hip = {
     .unload_module = hip_unload_module,
     .get_kernel = hip_get_kernel,
     .launch = hip_launch,
+    .zero_2d = hip_zero_2d,
     .last_error = hip_last_error,
     .tma_encode = NULL, /* no TMA-fed family on AMD */
 };

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "error.h"
 #include "kiln/kiln.h"
 #include "select.h"
 
@@ -26,13 +27,45 @@ struct kiln_handle_s {
     kiln_device_limits limits;        /* all 0 without a device */
     pthread_mutex_t lock;             /* guards kernels[] */
     kiln_kernels *kernels;            /* one per solution index */
+    kiln_error_slot error;            /* kiln_last_error */
 };
+
+/* The error slot of h, NULL without a handle (the text then goes to the calling thread). */
+static inline kiln_error_slot *kiln_slot(kiln_handle h) { return h ? &h->error : NULL; }
 
 /* What a pair of operand types computes (kiln_kind: table.h). */
 kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b);
 
+/* kiln_check_problem without the last-error bookkeeping (for the other API calls): records why with kiln_fail. */
+kiln_status kiln_problem_validate(kiln_handle h, const kiln_problem *p);
+
+/* What a valid problem needs launched (kiln.h, "Empty problems"). */
+typedef enum kiln_work {
+    KILN_WORK_GEMM = 0, /* a GEMM kernel (with k = 0: D = act(beta * C + bias) by a non-TMA kernel) */
+    KILN_WORK_NONE,     /* m, n or batch is 0: nothing */
+    KILN_WORK_ZERO_D    /* k = 0 without C and bias: D is filled with zeros */
+} kiln_work;
+
+kiln_work kiln_problem_work(const kiln_problem *p);
+
 /* Leading dimension (and K padding) of a prepacked B: k rounded up to 16. */
 int64_t kiln_prepack_ld(int64_t k);
+
+/* The algo of a problem that needs no GEMM kernel (KILN_WORK_NONE, KILN_WORK_ZERO_D): kiln.h, "Empty problems". */
+#define KILN_NO_GEMM_NAME "kiln_no_gemm"
+#define KILN_NO_GEMM_INDEX UINT32_MAX
+kiln_algo kiln_no_gemm_algo(void);
+
+/* The solution an algo names: its index when the hash matches there, else the first solution with that hash; -1 when
+ * none; KILN_FIND_NO_GEMM for the no-GEMM algo. */
+#define KILN_FIND_NO_GEMM (-2)
+int kiln_handle_find_algo(kiln_handle h, const kiln_algo *a);
+
+/* Selects on the handle (kiln_select over its tables). When nothing passes, says why: some candidate passes once the
+ * launch limits are ignored -> OVERFLOW; once alignment is ignored -> MISALIGNED; once code objects are not required
+ * -> NO_CODE_FOR_DEVICE; otherwise NO_SOLUTION; and records a text naming a rejected candidate and its reason. */
+kiln_status kiln_handle_select(kiln_handle h, const kiln_problem *p, const kiln_args *args, int *out, int max_out,
+                               int *count, char *explain, size_t len);
 
 /* Selection input for a problem on this handle: its arch, and the device limits when that arch is the device's. */
 void kiln_handle_select_input(kiln_handle h, const kiln_problem *p, const kiln_args *args, kiln_select_input *in);

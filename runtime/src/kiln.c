@@ -50,7 +50,15 @@ static kiln_status new_handle(kiln_handle *out, const kiln_backend *backend, voi
         free(k);
         if (backend)
             backend->close(dev);
-        return KILN_STATUS_INTERNAL_ERROR;
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "out of memory");
+    }
+    if (!kiln_error_slot_init(&h->error)) {
+        pthread_mutex_destroy(&h->lock);
+        free(h);
+        free(k);
+        if (backend)
+            backend->close(dev);
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "cannot create a mutex");
     }
     h->tables = t;
     h->backend = backend;
@@ -68,7 +76,7 @@ static kiln_status create(kiln_handle *out, const kiln_backend *const *backends,
 {
     static const kiln_device_limits none = {0, 0, 0, 0};
     if (!out)
-        return KILN_STATUS_NULL_POINTER;
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "out is NULL");
     *out = NULL;
     for (size_t i = 0; i < n; i++) {
         char arch[KILN_ARCH_LEN] = {0};
@@ -78,24 +86,31 @@ static kiln_status create(kiln_handle *out, const kiln_backend *const *backends,
         if (st == KILN_STATUS_NO_DEVICE)
             continue;
         if (st != KILN_STATUS_SUCCESS)
-            return st;
+            return kiln_fail(st, "the %s backend found a device but failed: %s", backends[i]->name,
+                             st == KILN_STATUS_DRIVER_ERROR ? "the driver refused a call" : kiln_status_string(st));
         arch[KILN_ARCH_LEN - 1] = '\0';
         return new_handle(out, backends[i], dev, arch, &limits);
     }
     return new_handle(out, NULL, NULL, "none", &none);
 }
 
-kiln_status kiln_create(kiln_handle *out) { return create(out, BACKENDS, sizeof BACKENDS / sizeof BACKENDS[0]); }
+kiln_status kiln_create(kiln_handle *out)
+{
+    kiln_call_begin();
+    return kiln_call_end(NULL, "kiln_create", create(out, BACKENDS, sizeof BACKENDS / sizeof BACKENDS[0]));
+}
 
 kiln_status kiln_create_with_backend(kiln_handle *out, const kiln_backend *backend)
 {
-    return create(out, &backend, backend ? 1 : 0);
+    kiln_call_begin();
+    return kiln_call_end(NULL, "kiln_create", create(out, &backend, backend ? 1 : 0));
 }
 
 kiln_status kiln_destroy(kiln_handle h)
 {
+    kiln_call_begin();
     if (!h)
-        return KILN_STATUS_NULL_POINTER;
+        return kiln_call_end(NULL, "kiln_destroy", kiln_fail(KILN_STATUS_NULL_POINTER, "h is NULL"));
     if (h->backend) {
         for (int i = 0; i < h->tables.num_solutions; i++)
             if (h->kernels[i].loaded)
@@ -103,30 +118,41 @@ kiln_status kiln_destroy(kiln_handle h)
         h->backend->close(h->dev);
     }
     pthread_mutex_destroy(&h->lock);
+    kiln_error_slot_destroy(&h->error);
     free(h->kernels);
     free(h);
-    return KILN_STATUS_SUCCESS;
+    return kiln_call_end(NULL, "kiln_destroy", KILN_STATUS_SUCCESS);
 }
 
 kiln_status kiln_device_arch(kiln_handle h, const char **arch)
 {
+    kiln_call_begin();
     if (!h || !arch)
-        return KILN_STATUS_NULL_POINTER;
+        return kiln_call_end(kiln_slot(h), "kiln_device_arch",
+                             kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", h ? "arch" : "h"));
     *arch = h->arch;
-    return KILN_STATUS_SUCCESS;
+    return kiln_call_end(h ? &h->error : NULL, "kiln_device_arch", KILN_STATUS_SUCCESS);
 }
 
+const char *kiln_last_error(kiln_handle h) { return kiln_error_read(kiln_slot(h)); }
+
 /* Only an arch kiln has tables for (kiln_arch_from_name: the one name table); the handle keeps its name. */
-kiln_status kiln_set_arch(kiln_handle h, const char *arch)
+static kiln_status set_arch(kiln_handle h, const char *arch)
 {
     if (!h || !arch)
-        return KILN_STATUS_NULL_POINTER;
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", h ? "arch" : "h");
     kiln_arch_id id = kiln_arch_from_name(arch);
     if (id == KILN_ARCH_UNKNOWN)
-        return KILN_STATUS_INVALID_VALUE;
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "arch \"%.40s\" is not an arch kiln has tables for", arch);
     const char *name = kiln_arch_name(id); /* shorter than KILN_ARCH_LEN */
     memcpy(h->arch, name, strlen(name) + 1);
     return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_set_arch(kiln_handle h, const char *arch)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_set_arch", set_arch(h, arch));
 }
 
 void kiln_handle_select_input(kiln_handle h, const kiln_problem *p, const kiln_args *args, kiln_select_input *in)

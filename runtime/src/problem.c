@@ -1,5 +1,7 @@
 /* Problem defaults and validation (kiln_problem_init, kiln_check_problem). Every rule of kiln.h lives here, in the
- * order: enums and flags, sizes, type combination, leading dimensions and strides, extents. */
+ * order: enums and flags, sizes, type combination, leading dimensions and strides, extents. Each failing rule records
+ * the field and its value (kiln_last_error). All arithmetic is checked: no signed overflow for any input. */
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -15,6 +17,15 @@ kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b)
     if (kiln_dtype_is_half(a) && a == b)
         return KILN_KIND_GEMM;
     return KILN_KIND_NONE;
+}
+
+kiln_work kiln_problem_work(const kiln_problem *p)
+{
+    if (p->m == 0 || p->n == 0 || p->batch == 0)
+        return KILN_WORK_NONE;
+    if (p->k == 0 && !p->has_c && !p->has_bias)
+        return KILN_WORK_ZERO_D;
+    return KILN_WORK_GEMM;
 }
 
 /* a * b for non-negative operands; 0 on int64 overflow. */
@@ -34,16 +45,28 @@ static int add_i64(int64_t a, int64_t b, int64_t *r)
     return 1;
 }
 
-kiln_status kiln_problem_init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype d, kiln_layout layout,
-                              int64_t m, int64_t n, int64_t k)
+static const char *layout_name(kiln_layout l) { return l == KILN_LAYOUT_TN ? "TN" : "NN"; }
+
+static kiln_status init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype d, kiln_layout layout, int64_t m,
+                        int64_t n, int64_t k)
 {
     if (!p)
-        return KILN_STATUS_NULL_POINTER;
-    if (!kiln_dtype_valid(a) || !kiln_dtype_valid(b) || !kiln_dtype_valid(d) ||
-        (unsigned)layout >= (unsigned)KILN_LAYOUT_COUNT || m < 1 || n < 1 || k < 1)
-        return KILN_STATUS_INVALID_VALUE;
-    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
-        return KILN_STATUS_OVERFLOW;
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "p is NULL");
+    if (!kiln_dtype_valid(a) || !kiln_dtype_valid(b) || !kiln_dtype_valid(d))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype",
+                         !kiln_dtype_valid(a) ? "a" : !kiln_dtype_valid(b) ? "b" : "d",
+                         (int)(!kiln_dtype_valid(a) ? a : !kiln_dtype_valid(b) ? b : d));
+    if ((unsigned)layout >= (unsigned)KILN_LAYOUT_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "layout = %d is not a kiln_layout", (int)layout);
+    const char *names[3] = {"m", "n", "k"};
+    const int64_t sizes[3] = {m, n, k};
+    for (int i = 0; i < 3; i++) {
+        if (sizes[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
+        if (sizes[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
+                             names[i], sizes[i]);
+    }
     memset(p, 0, sizeof *p);
     p->a_type = a;
     p->b_type = b;
@@ -71,44 +94,104 @@ kiln_status kiln_problem_init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_
     return KILN_STATUS_SUCCESS;
 }
 
+kiln_status kiln_problem_init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype d, kiln_layout layout,
+                              int64_t m, int64_t n, int64_t k)
+{
+    kiln_call_begin();
+    return kiln_call_end(NULL, "kiln_problem_init", init(p, a, b, d, layout, m, n, k));
+}
+
+static kiln_status bad_dtype(const char *field, kiln_dtype t)
+{
+    return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype", field, (int)t);
+}
+
+static kiln_status bad_flag(const char *field, int v)
+{
+    return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", field, v);
+}
+
 static int is_flag(int v) { return v == 0 || v == 1; }
 
 static kiln_status check_enums(const kiln_problem *p)
 {
-    if (!kiln_dtype_valid(p->a_type) || !kiln_dtype_valid(p->b_type) || !kiln_dtype_valid(p->d_type) ||
-        (unsigned)p->layout >= (unsigned)KILN_LAYOUT_COUNT || (unsigned)p->scale_a >= (unsigned)KILN_SCALE_COUNT ||
-        (unsigned)p->scale_b >= (unsigned)KILN_SCALE_COUNT ||
-        (unsigned)p->activation >= (unsigned)KILN_ACT_COUNT || !is_flag(p->has_bias) || !is_flag(p->has_c) ||
-        !is_flag(p->b_prepacked) || (p->has_bias && !kiln_dtype_valid(p->bias_type)))
-        return KILN_STATUS_INVALID_VALUE;
+    if (!kiln_dtype_valid(p->a_type))
+        return bad_dtype("a_type", p->a_type);
+    if (!kiln_dtype_valid(p->b_type))
+        return bad_dtype("b_type", p->b_type);
+    if (!kiln_dtype_valid(p->d_type))
+        return bad_dtype("d_type", p->d_type);
+    if ((unsigned)p->layout >= (unsigned)KILN_LAYOUT_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "layout = %d is not a kiln_layout", (int)p->layout);
+    if ((unsigned)p->scale_a >= (unsigned)KILN_SCALE_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "scale_a = %d is not a kiln_scale_mode", (int)p->scale_a);
+    if ((unsigned)p->scale_b >= (unsigned)KILN_SCALE_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "scale_b = %d is not a kiln_scale_mode", (int)p->scale_b);
+    if ((unsigned)p->activation >= (unsigned)KILN_ACT_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "activation = %d is not a kiln_activation", (int)p->activation);
+    if (!is_flag(p->has_bias))
+        return bad_flag("has_bias", p->has_bias);
+    if (!is_flag(p->has_c))
+        return bad_flag("has_c", p->has_c);
+    if (!is_flag(p->b_prepacked))
+        return bad_flag("b_prepacked", p->b_prepacked);
+    if (p->has_bias && !kiln_dtype_valid(p->bias_type))
+        return bad_dtype("bias_type", p->bias_type);
     return KILN_STATUS_SUCCESS;
 }
 
 static int is_f32_or_half(kiln_dtype t) { return t == KILN_DTYPE_F32 || kiln_dtype_is_half(t); }
 
-/* Which (a, b, d) and epilogue combinations kiln implements (kiln.h, "What is computed"). */
+static kiln_status unsupported(const kiln_problem *p, const char *why)
+{
+    return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s x %s -> %s %s: %s", kiln_dtype_name(p->a_type),
+                     kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type), layout_name(p->layout), why);
+}
+
+/* Which (a, b, d), layout and epilogue combinations kiln implements (kiln.h, "What is computed"). Anything no
+ * problem kind implements is NOT_SUPPORTED here, so that query never answers NO_SOLUTION for it. */
 static kiln_status check_types(const kiln_problem *p)
 {
+    int same_or_f32 = p->d_type == p->a_type || p->d_type == KILN_DTYPE_F32;
     switch (kiln_problem_kind(p->a_type, p->b_type)) {
     case KILN_KIND_FP8_SCALED:
-        if (!is_f32_or_half(p->d_type) || p->has_c || p->b_prepacked)
-            return KILN_STATUS_NOT_SUPPORTED;
+        if (!is_f32_or_half(p->d_type))
+            return unsupported(p, "an fp8 GEMM writes f32, f16 or bf16");
+        if (p->layout != KILN_LAYOUT_TN)
+            return unsupported(p, "fp8 x fp8 runs in the TN layout only (both operands K-major)");
+        if (p->has_c)
+            return unsupported(p, "has_c = 1: an fp8 GEMM reads no C");
+        if (p->b_prepacked)
+            return unsupported(p, "b_prepacked = 1: only f16/bf16 x fp8 takes a prepacked B");
         break;
     case KILN_KIND_MIXED_W8:
-        if ((p->d_type != p->a_type && p->d_type != KILN_DTYPE_F32) || p->has_c || !p->b_prepacked ||
-            p->layout != KILN_LAYOUT_TN || p->scale_a != KILN_SCALE_NONE)
-            return KILN_STATUS_NOT_SUPPORTED;
+        if (!same_or_f32)
+            return unsupported(p, "f16/bf16 x fp8 writes the type of A or f32");
+        if (p->layout != KILN_LAYOUT_TN)
+            return unsupported(p, "f16/bf16 x fp8 runs in the TN layout only");
+        if (!p->b_prepacked)
+            return unsupported(p, "b_prepacked = 0: f16/bf16 x fp8 needs B from kiln_prepack_b");
+        if (p->has_c)
+            return unsupported(p, "has_c = 1: f16/bf16 x fp8 reads no C");
+        if (p->scale_a != KILN_SCALE_NONE)
+            return unsupported(p, "scale_a: f16/bf16 x fp8 scales B only");
         break;
     case KILN_KIND_GEMM:
-        if ((p->d_type != p->a_type && p->d_type != KILN_DTYPE_F32) || p->b_prepacked ||
-            p->scale_a != KILN_SCALE_NONE || p->scale_b != KILN_SCALE_NONE)
-            return KILN_STATUS_NOT_SUPPORTED;
+        if (!same_or_f32)
+            return unsupported(p, "a 16-bit GEMM writes the type of A or f32");
+        if (p->b_prepacked)
+            return unsupported(p, "b_prepacked = 1: only f16/bf16 x fp8 takes a prepacked B");
+        if (p->scale_a != KILN_SCALE_NONE || p->scale_b != KILN_SCALE_NONE)
+            return unsupported(p, "a 16-bit GEMM takes alpha/beta, no scale_a/scale_b");
         break;
     case KILN_KIND_NONE:
-        return KILN_STATUS_NOT_SUPPORTED;
+    default:
+        return unsupported(p, "no problem kind takes these operand types (fp8 x fp8 of one family, f16/bf16 x fp8, "
+                              "f16 x f16, bf16 x bf16)");
     }
     if (p->has_bias && !is_f32_or_half(p->bias_type))
-        return KILN_STATUS_NOT_SUPPORTED;
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "bias_type = %s: a bias is f32, f16 or bf16",
+                         kiln_dtype_name(p->bias_type));
     return KILN_STATUS_SUCCESS;
 }
 
@@ -119,67 +202,139 @@ static void b_shape(const kiln_problem *p, int64_t *rows, int64_t *cols)
     *cols = p->b_prepacked ? kiln_prepack_ld(p->k) : p->layout == KILN_LAYOUT_TN ? p->k : p->n;
 }
 
+static kiln_status short_ld(const char *ld, int64_t v, const char *what, int64_t need)
+{
+    return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is less than %s = %" PRId64, ld, v, what, need);
+}
+
 static kiln_status check_leading(const kiln_problem *p)
 {
     int64_t b_rows, b_cols;
     b_shape(p, &b_rows, &b_cols);
-    if (p->lda < p->k || p->ldd < p->n || (p->has_c && p->ldc < p->n))
-        return KILN_STATUS_INVALID_VALUE;
+    if (p->lda < p->k)
+        return short_ld("lda", p->lda, "k", p->k);
+    if (p->ldd < p->n)
+        return short_ld("ldd", p->ldd, "n", p->n);
+    if (p->has_c && p->ldc < p->n)
+        return short_ld("ldc", p->ldc, "n", p->n);
     /* A prepacked B has exactly the padded row length kiln_prepack_b_size gives. */
-    if (p->b_prepacked ? p->ldb != b_cols : p->ldb < b_cols)
-        return KILN_STATUS_INVALID_VALUE;
+    if (p->b_prepacked && p->ldb != b_cols)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "ldb = %" PRId64 " must be %" PRId64 " for a prepacked B (k = %" PRId64 " rounded up to 16)",
+                         p->ldb, b_cols, p->k);
+    if (!p->b_prepacked && p->ldb < b_cols)
+        return short_ld("ldb", p->ldb, p->layout == KILN_LAYOUT_TN ? "k (layout TN)" : "n (layout NN)", b_cols);
     if (p->batch > 1) {
-        int64_t d_matrix;
-        if (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < 0 || p->stride_d < 0)
-            return KILN_STATUS_INVALID_VALUE;
+        const char *names[4] = {"stride_a", "stride_b", "stride_c", "stride_d"};
+        const int64_t strides[4] = {p->stride_a, p->stride_b, p->stride_c, p->stride_d};
+        for (int i = 0; i < 4; i++)
+            if (strides[i] < 0)
+                return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative (batch = %" PRId64 ")",
+                                 names[i], strides[i], p->batch);
         /* Inputs may be shared by batches (stride 0); outputs must not overlap, or batches would race. */
+        int64_t d_matrix;
         if (!mul_i64(p->m, p->ldd, &d_matrix))
-            return KILN_STATUS_OVERFLOW;
+            return kiln_fail(KILN_STATUS_OVERFLOW, "m * ldd = %" PRId64 " * %" PRId64 " overflows int64", p->m,
+                             p->ldd);
         if (p->stride_d < d_matrix)
-            return KILN_STATUS_INVALID_VALUE;
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "stride_d = %" PRId64 " is less than m * ldd = %" PRId64 ": batches of D would overlap",
+                             p->stride_d, d_matrix);
     }
     return KILN_STATUS_SUCCESS;
 }
 
-/* The byte one past the last element of an operand, (batch-1)*stride + (rows-1)*ld + cols elements, fits int64. */
-static int extent_fits(int64_t batch, int64_t stride, int64_t rows, int64_t ld, int64_t cols, size_t elem)
+/* No device addresses more than 2^57 bytes (57-bit virtual addresses are the widest in use; GPUs have 48 or 49): an
+ * operand that spans more is a wrong leading dimension or stride, caught here rather than by a kernel's fault. */
+#define KILN_MAX_OPERAND_BYTES (INT64_C(1) << 57)
+
+/* The byte one past the last element of an operand, ((batch-1)*stride + (rows-1)*ld + cols) * elem, or -1 when it
+ * overflows int64. An operand without elements (rows, cols or batch 0) has no extent. */
+static int64_t extent_bytes(int64_t batch, int64_t stride, int64_t rows, int64_t ld, int64_t cols, size_t elem)
 {
     int64_t a, b, e;
-    return mul_i64(batch - 1, batch > 1 ? stride : 0, &a) && mul_i64(rows - 1, ld, &b) && add_i64(a, b, &e) &&
-           add_i64(e, cols, &e) && mul_i64(e, (int64_t)elem, &e);
+    if (batch == 0 || rows == 0 || cols == 0)
+        return 0;
+    if (mul_i64(batch - 1, batch > 1 ? stride : 0, &a) && mul_i64(rows - 1, ld, &b) && add_i64(a, b, &e) &&
+        add_i64(e, cols, &e) && mul_i64(e, (int64_t)elem, &e))
+        return e;
+    return -1;
+}
+
+static kiln_status check_operand(char op, int64_t stride, int64_t rows, int64_t ld, int64_t cols, size_t elem,
+                                 int64_t batch)
+{
+    int64_t e = extent_bytes(batch, stride, rows, ld, cols, elem);
+    char low = (char)(op - 'A' + 'a');
+    if (e >= 0 && e <= KILN_MAX_OPERAND_BYTES)
+        return KILN_STATUS_SUCCESS;
+    if (e < 0)
+        return kiln_fail(KILN_STATUS_OVERFLOW,
+                         "ld%c = %" PRId64 ", stride_%c = %" PRId64 ": the bytes of %c, ((batch - 1) * stride_%c + "
+                         "(rows - 1) * ld%c + cols) * %zu, overflow int64",
+                         low, ld, low, batch > 1 ? stride : 0, op, low, low, elem);
+    return kiln_fail(KILN_STATUS_OVERFLOW,
+                     "ld%c = %" PRId64 ", stride_%c = %" PRId64 ": %c spans %" PRId64 " bytes, more than the 2^57 "
+                     "any device addresses",
+                     low, ld, low, batch > 1 ? stride : 0, op, e);
 }
 
 static kiln_status check_extents(const kiln_problem *p)
 {
     int64_t b_rows, b_cols;
     b_shape(p, &b_rows, &b_cols);
-    if (!extent_fits(p->batch, p->stride_a, p->m, p->lda, p->k, kiln_dtype_bytes(p->a_type)) ||
-        !extent_fits(p->batch, p->stride_b, b_rows, p->ldb, b_cols, kiln_dtype_bytes(p->b_type)) ||
-        !extent_fits(p->batch, p->stride_d, p->m, p->ldd, p->n, kiln_dtype_bytes(p->d_type)) ||
-        (p->has_c && !extent_fits(p->batch, p->stride_c, p->m, p->ldc, p->n, kiln_dtype_bytes(p->d_type))))
-        return KILN_STATUS_OVERFLOW;
+    size_t ed = kiln_dtype_bytes(p->d_type);
+    kiln_status st = check_operand('A', p->stride_a, p->m, p->lda, p->k, kiln_dtype_bytes(p->a_type), p->batch);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_operand('B', p->stride_b, b_rows, p->ldb, b_cols, kiln_dtype_bytes(p->b_type), p->batch);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_operand('D', p->stride_d, p->m, p->ldd, p->n, ed, p->batch);
+    if (st == KILN_STATUS_SUCCESS && p->has_c)
+        st = check_operand('C', p->stride_c, p->m, p->ldc, p->n, ed, p->batch);
+    return st;
+}
+
+static kiln_status check_sizes(kiln_handle h, const kiln_problem *p)
+{
+    const char *names[4] = {"m", "n", "k", "batch"};
+    const int64_t sizes[4] = {p->m, p->n, p->k, p->batch};
+    for (int i = 0; i < 4; i++)
+        if (sizes[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
+    /* The kernels take m, n, k as int32; every batch is at least one workgroup along grid z. */
+    for (int i = 0; i < 3; i++)
+        if (sizes[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
+                             names[i], sizes[i]);
+    int64_t max_z = h->limits.max_grid_z > 0 ? h->limits.max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
+    if (p->batch > max_z)
+        return kiln_fail(KILN_STATUS_OVERFLOW, "batch = %" PRId64 " exceeds the grid z limit %" PRId64, p->batch,
+                         max_z);
     return KILN_STATUS_SUCCESS;
 }
 
-/* Solution-independent checks. The launch grid x depends on the tile, so the selection checks it per solution
- * (predicate "size"); query and run report OVERFLOW when that rejects every candidate. */
-kiln_status kiln_check_problem(kiln_handle h, const kiln_problem *p)
+/* Solution-independent checks. Launch limits that depend on the tile (grid x, tensor maps) are predicates of the
+ * selection (kiln_solution_fits); query and run report OVERFLOW when they reject every candidate. */
+kiln_status kiln_problem_validate(kiln_handle h, const kiln_problem *p)
 {
-    if (!h || !p)
-        return KILN_STATUS_NULL_POINTER;
+    if (!h)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "h is NULL");
+    if (!p)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "p is NULL");
     kiln_status st = check_enums(p);
-    if (st != KILN_STATUS_SUCCESS)
-        return st;
-    if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1)
-        return KILN_STATUS_INVALID_VALUE;
-    /* The kernels take m, n, k as int32; every batch is at least one workgroup along grid z. */
-    int64_t max_z = h->limits.max_grid_z > 0 ? h->limits.max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
-    if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX || p->batch > max_z)
-        return KILN_STATUS_OVERFLOW;
-    st = check_types(p);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_sizes(h, p);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_types(p);
     if (st == KILN_STATUS_SUCCESS)
         st = check_leading(p);
     if (st == KILN_STATUS_SUCCESS)
         st = check_extents(p);
     return st;
+}
+
+kiln_status kiln_check_problem(kiln_handle h, const kiln_problem *p)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_check_problem", kiln_problem_validate(h, p));
 }

@@ -1,7 +1,7 @@
-/* Query, explain, algo names and runs: selection on the handle, validation of the arguments and the algo, and the
- * launches of kiln_abi.h. Every check happens before the first launch. */
+/* Runs: validation of the arguments and the algo, and the launches of kiln_abi.h (or, for a problem that needs no
+ * GEMM kernel, nothing or a zero fill of D). Every check happens before the first launch, on checked arithmetic. */
 #include <inttypes.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,152 +13,66 @@
 /* Alignment asked of a split-K workspace: partials are float tiles, which kernels may move in 16-byte vectors. */
 #define KILN_WORKSPACE_ALIGN 16
 
-static int *alloc_indices(kiln_handle h)
+/* The byte extent of an operand, ((batch - 1) * stride + (rows - 1) * ld + cols) * elem; kiln_problem_validate has
+ * checked that it fits int64. 0 for an operand without elements. */
+static uint64_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld, int64_t cols, size_t elem)
 {
-    return malloc(sizeof(int) * (size_t)(h->tables.num_solutions > 0 ? h->tables.num_solutions : 1));
+    if (batch == 0 || rows == 0 || cols == 0)
+        return 0;
+    return ((uint64_t)(batch - 1) * (uint64_t)(batch > 1 ? stride : 0) + (uint64_t)(rows - 1) * (uint64_t)ld +
+            (uint64_t)cols) * (uint64_t)elem;
 }
 
-/* Selects on the handle. When nothing passes, says why: some candidate passes once the launch limits are ignored
- * -> OVERFLOW; once alignment is ignored -> MISALIGNED; once code objects are not required -> NO_CODE_FOR_DEVICE;
- * otherwise NO_SOLUTION. */
-static kiln_status select_for(kiln_handle h, const kiln_problem *p, const kiln_args *args, int *out, int max_out,
-                              int *count, char *explain, size_t len)
+/* A device pointer and its operand's extent stay inside the address space. */
+static int spans(const void *ptr, uint64_t bytes) { return bytes <= (uint64_t)(UINTPTR_MAX - (uintptr_t)ptr); }
+
+static kiln_status misaligned(const char *field, const void *ptr, size_t elem)
 {
-    kiln_select_input in;
-    unsigned rejects;
-    int any, found;
-    kiln_handle_select_input(h, p, args, &in);
-    kiln_status st = kiln_select(&h->tables, &in, out, max_out, count, &rejects, explain, len);
-    static const struct {
-        unsigned skip;
-        kiln_status status;
-    } reasons[] = {
-        {1u << KILN_REJECT_SIZE, KILN_STATUS_OVERFLOW},
-        {(1u << KILN_REJECT_ALIGN_A) | (1u << KILN_REJECT_ALIGN_B), KILN_STATUS_MISALIGNED},
-        {1u << KILN_REJECT_NO_CODE, KILN_STATUS_NO_CODE_FOR_DEVICE},
-    };
-    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0] && st == KILN_STATUS_NO_SOLUTION; i++) {
-        if (!(rejects & reasons[i].skip))
-            continue;
-        in.skip = reasons[i].skip;
-        st = kiln_select(&h->tables, &in, &any, 1, &found, &rejects, NULL, 0);
-        if (st == KILN_STATUS_SUCCESS)
-            return reasons[i].status;
-    }
-    return st;
+    return kiln_fail(KILN_STATUS_MISALIGNED, "%s = %p is not aligned to its %zu-byte elements", field, ptr, elem);
 }
 
-static kiln_algo make_algo(kiln_handle h, int s, const kiln_problem *p)
+/* Pointers a run needs are present, aligned to their element type, and their extents fit the address space. */
+static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_work work)
 {
-    const kiln_solution *sol = &h->tables.solutions[s];
-    kiln_geometry g;
-    kiln_algo a;
-    kiln_solution_geometry(sol, p, &g);
-    memset(&a, 0, sizeof a);
-    a.name_hash = sol->name_hash;
-    a.solution_index = (uint32_t)s;
-    a.gsu = (uint32_t)sol->gsu;
-    a.workspace_bytes = g.workspace_bytes;
-    return a;
-}
-
-/* The solution an algo names: its index when the hash matches there, else the first solution with that hash. */
-static int find_algo(kiln_handle h, const kiln_algo *a)
-{
-    const kiln_tables *t = &h->tables;
-    if (a->solution_index < (uint32_t)t->num_solutions && t->solutions[a->solution_index].name_hash == a->name_hash)
-        return (int)a->solution_index;
-    for (int i = 0; i < t->num_solutions; i++)
-        if (t->solutions[i].name_hash == a->name_hash)
-            return i;
-    return -1;
-}
-
-kiln_status kiln_query(kiln_handle h, const kiln_problem *p, const kiln_args *args, kiln_algo *algos, int requested,
-                       int *returned)
-{
-    if (!h || !p || !algos || !returned)
-        return KILN_STATUS_NULL_POINTER;
-    *returned = 0;
-    if (requested < 1)
-        return KILN_STATUS_INVALID_VALUE;
-    kiln_status st = kiln_check_problem(h, p);
-    if (st != KILN_STATUS_SUCCESS)
-        return st;
-    int *idx = alloc_indices(h), count = 0;
-    if (!idx)
-        return KILN_STATUS_INTERNAL_ERROR;
-    st = select_for(h, p, args, idx, requested, &count, NULL, 0);
-    for (int i = 0; i < count; i++)
-        algos[i] = make_algo(h, idx[i], p);
-    *returned = count;
-    free(idx);
-    return st;
-}
-
-kiln_status kiln_algo_name(kiln_handle h, const kiln_algo *algo, const char **name)
-{
-    if (!h || !algo || !name)
-        return KILN_STATUS_NULL_POINTER;
-    int s = find_algo(h, algo);
-    if (s < 0)
-        return KILN_STATUS_INVALID_ALGO;
-    *name = h->tables.solutions[s].name;
-    return KILN_STATUS_SUCCESS;
-}
-
-/* Appends to a NUL-terminated text in buf[len]. */
-KILN_FORMAT(3, 4) static void append(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
-kiln_status kiln_explain(kiln_handle h, const kiln_problem *p, const kiln_args *args, char *buf, size_t len)
-{
-    if (!h || !p || !buf)
-        return KILN_STATUS_NULL_POINTER;
-    if (len == 0)
-        return KILN_STATUS_INVALID_VALUE;
-    buf[0] = '\0';
-    kiln_status st = kiln_check_problem(h, p);
-    if (st != KILN_STATUS_SUCCESS) {
-        append(buf, len, "problem rejected by kiln_check_problem: %s\n", kiln_status_string(st));
-        return st;
-    }
-    int best, count;
-    st = select_for(h, p, args, &best, 1, &count, buf, len);
-    if (h->backend)
-        append(buf, len, "device: %s (%s), max LDS %" PRId64 " bytes, %d SMs\n", h->device_arch, h->backend->name,
-               h->limits.max_lds_bytes, h->limits.sm_count);
-    else
-        append(buf, len, "device: none\n");
-    if (strcmp(h->arch, h->device_arch) != 0)
-        append(buf, len, "selecting for arch %s (kiln_set_arch)\n", h->arch);
-    if (h->backend && h->backend->last_error(h->dev)[0])
-        append(buf, len, "last driver error: %s\n", h->backend->last_error(h->dev));
-    append(buf, len, "status: %s\n", kiln_status_string(st));
-    return st;
-}
-
-/* Pointers a run needs are present and aligned to their element type. */
-static kiln_status check_args(const kiln_problem *p, const kiln_args *a)
-{
-    if (!a->a || !a->b || !a->d || (p->has_c && !a->c) || (p->scale_a != KILN_SCALE_NONE && !a->scale_a) ||
-        (p->scale_b != KILN_SCALE_NONE && !a->scale_b) || (p->has_bias && !a->bias))
-        return KILN_STATUS_NULL_POINTER;
-    uintptr_t d_bytes = kiln_dtype_bytes(p->d_type), f32_bytes = sizeof(float);
-    if ((uintptr_t)a->a % kiln_dtype_bytes(p->a_type) || (uintptr_t)a->b % kiln_dtype_bytes(p->b_type) ||
-        (uintptr_t)a->d % d_bytes || (p->has_c && (uintptr_t)a->c % d_bytes) ||
-        (p->scale_a != KILN_SCALE_NONE && (uintptr_t)a->scale_a % f32_bytes) ||
-        (p->scale_b != KILN_SCALE_NONE && (uintptr_t)a->scale_b % f32_bytes) ||
-        (p->has_bias && (uintptr_t)a->bias % kiln_dtype_bytes(p->bias_type)))
-        return KILN_STATUS_MISALIGNED;
+    size_t ea = kiln_dtype_bytes(p->a_type), eb = kiln_dtype_bytes(p->b_type), ed = kiln_dtype_bytes(p->d_type);
+    if (work == KILN_WORK_NONE)
+        return KILN_STATUS_SUCCESS; /* nothing is read or written */
+    if (!a->d)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->d is NULL");
+    if ((uintptr_t)a->d % ed)
+        return misaligned("args->d", a->d, ed);
+    int64_t b_rows = p->layout == KILN_LAYOUT_TN ? p->n : p->k;
+    int64_t b_cols = p->b_prepacked ? p->ldb : p->layout == KILN_LAYOUT_TN ? p->k : p->n;
+    if (!spans(a->d, extent(p->batch, p->stride_d, p->m, p->ldd, p->n, ed)))
+        return kiln_fail(KILN_STATUS_OVERFLOW, "args->d = %p plus the extent of D wraps the address space", a->d);
+    if (work == KILN_WORK_ZERO_D)
+        return KILN_STATUS_SUCCESS; /* only D is written */
+    if (p->k > 0 && (!a->a || !a->b))
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->%s is NULL", !a->a ? "a" : "b");
+    if (p->has_c && !a->c)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->c is NULL (has_c = 1)");
+    if (p->scale_a != KILN_SCALE_NONE && !a->scale_a)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->scale_a is NULL (scale_a = %d)", (int)p->scale_a);
+    if (p->scale_b != KILN_SCALE_NONE && !a->scale_b)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->scale_b is NULL (scale_b = %d)", (int)p->scale_b);
+    if (p->has_bias && !a->bias)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->bias is NULL (has_bias = 1)");
+    if ((uintptr_t)a->a % ea)
+        return misaligned("args->a", a->a, ea);
+    if ((uintptr_t)a->b % eb)
+        return misaligned("args->b", a->b, eb);
+    if (p->has_c && (uintptr_t)a->c % ed)
+        return misaligned("args->c", a->c, ed);
+    if (p->scale_a != KILN_SCALE_NONE && (uintptr_t)a->scale_a % sizeof(float))
+        return misaligned("args->scale_a", a->scale_a, sizeof(float));
+    if (p->scale_b != KILN_SCALE_NONE && (uintptr_t)a->scale_b % sizeof(float))
+        return misaligned("args->scale_b", a->scale_b, sizeof(float));
+    if (p->has_bias && (uintptr_t)a->bias % kiln_dtype_bytes(p->bias_type))
+        return misaligned("args->bias", a->bias, kiln_dtype_bytes(p->bias_type));
+    if (!spans(a->a, extent(p->batch, p->stride_a, p->m, p->lda, p->k, ea)) ||
+        !spans(a->b, extent(p->batch, p->stride_b, b_rows, p->ldb, b_cols, eb)) ||
+        (p->has_c && !spans(a->c, extent(p->batch, p->stride_c, p->m, p->ldc, p->n, ed))))
+        return kiln_fail(KILN_STATUS_OVERFLOW, "an operand's pointer plus its extent wraps the address space");
     return KILN_STATUS_SUCCESS;
 }
 
@@ -168,11 +82,12 @@ static kiln_status check_workspace(uint64_t need, const void *ws, size_t ws_byte
     if (need == 0)
         return KILN_STATUS_SUCCESS;
     if (ws_bytes < need)
-        return KILN_STATUS_WORKSPACE_TOO_SMALL;
+        return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL, "workspace_bytes = %zu, the algo needs %" PRIu64, ws_bytes,
+                         need);
     if (!ws)
-        return KILN_STATUS_NULL_POINTER;
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "workspace is NULL (workspace_bytes = %zu)", ws_bytes);
     if ((uintptr_t)ws % KILN_WORKSPACE_ALIGN)
-        return KILN_STATUS_MISALIGNED;
+        return kiln_fail(KILN_STATUS_MISALIGNED, "workspace = %p is not %d-byte aligned", ws, KILN_WORKSPACE_ALIGN);
     return KILN_STATUS_SUCCESS;
 }
 
@@ -181,47 +96,60 @@ static kiln_status check_workspace(uint64_t need, const void *ws, size_t ws_byte
 static kiln_status choose_best(kiln_handle h, const kiln_problem *p, const kiln_args *args, const void *ws,
                                size_t ws_bytes, int *chosen)
 {
-    int *idx = alloc_indices(h), count = 0;
+    int *idx = malloc(sizeof(int) * (size_t)(h->tables.num_solutions > 0 ? h->tables.num_solutions : 1)), count = 0;
     if (!idx)
-        return KILN_STATUS_INTERNAL_ERROR;
-    kiln_status st = select_for(h, p, args, idx, h->tables.num_solutions, &count, NULL, 0);
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "out of memory");
+    kiln_status st = kiln_handle_select(h, p, args, idx, h->tables.num_solutions, &count, NULL, 0);
     kiln_status first = KILN_STATUS_SUCCESS;
+    char first_text[KILN_ERROR_LEN] = "";
     for (int i = 0; i < count; i++) {
-        const kiln_solution *sol = &h->tables.solutions[idx[i]];
         kiln_geometry g;
-        kiln_solution_geometry(sol, p, &g);
+        kiln_solution_geometry(&h->tables.solutions[idx[i]], p, &g);
         kiln_status why = check_workspace(g.workspace_bytes, ws, ws_bytes);
         if (why == KILN_STATUS_SUCCESS) {
             *chosen = idx[i];
             free(idx);
             return KILN_STATUS_SUCCESS;
         }
-        if (first == KILN_STATUS_SUCCESS)
+        if (first == KILN_STATUS_SUCCESS) {
             first = why;
+            snprintf(first_text, sizeof first_text, "%s", kiln_fail_text());
+        }
     }
     free(idx);
-    return st != KILN_STATUS_SUCCESS ? st : first;
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    return first != KILN_STATUS_SUCCESS ? kiln_fail(first, "%s", first_text) : KILN_STATUS_SUCCESS;
 }
 
 /* An algo passed in: it must name a solution of this library, for this arch and problem type, that passes every
- * predicate (alignment -> MISALIGNED, launch limits -> OVERFLOW, no code object -> NO_CODE_FOR_DEVICE, anything
- * else -> INVALID_ALGO). */
+ * predicate (alignment -> MISALIGNED, launch or tensor-map limits -> OVERFLOW, no code object -> NO_CODE_FOR_DEVICE,
+ * anything else -> INVALID_ALGO). */
 static kiln_status check_algo(kiln_handle h, const kiln_problem *p, const kiln_args *args, const kiln_algo *algo,
                               int *chosen)
 {
-    int s = find_algo(h, algo);
-    if (s < 0 || algo->gsu != (uint32_t)h->tables.solutions[s].gsu)
-        return KILN_STATUS_INVALID_ALGO;
+    int s = kiln_handle_find_algo(h, algo);
+    if (s == KILN_FIND_NO_GEMM)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s serves problems that need no GEMM kernel (m, n or batch 0, "
+                         "or k = 0 without C and bias); query again for this one", KILN_NO_GEMM_NAME);
+    if (s < 0)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                         "algo name_hash = 0x%016" PRIx64 " names no solution of this library", algo->name_hash);
+    const kiln_solution *sol = &h->tables.solutions[s];
+    if (algo->gsu != (uint32_t)sol->gsu)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo gsu = %u, its solution %s has gsu = %d", algo->gsu, sol->name,
+                         sol->gsu);
     kiln_select_input in;
+    char why[200];
     kiln_handle_select_input(h, p, args, &in);
-    switch (kiln_solution_fits(&h->tables.solutions[s], &in, NULL, 0)) {
-    case KILN_FITS: break;
-    case KILN_REJECT_ALIGN_A:
-    case KILN_REJECT_ALIGN_B: return KILN_STATUS_MISALIGNED;
-    case KILN_REJECT_SIZE: return KILN_STATUS_OVERFLOW;
-    case KILN_REJECT_NO_CODE: return KILN_STATUS_NO_CODE_FOR_DEVICE;
-    default: return KILN_STATUS_INVALID_ALGO;
-    }
+    kiln_reject r = kiln_solution_fits(sol, &in, why, sizeof why);
+    kiln_status st = r == KILN_FITS                                           ? KILN_STATUS_SUCCESS
+                     : r == KILN_REJECT_ALIGN_A || r == KILN_REJECT_ALIGN_B ? KILN_STATUS_MISALIGNED
+                     : r == KILN_REJECT_SIZE                                ? KILN_STATUS_OVERFLOW
+                     : r == KILN_REJECT_NO_CODE                             ? KILN_STATUS_NO_CODE_FOR_DEVICE
+                                                                            : KILN_STATUS_INVALID_ALGO;
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "algo %s does not fit the problem: %s: %s", sol->name, kiln_reject_name(r), why);
     *chosen = s;
     return KILN_STATUS_SUCCESS;
 }
@@ -263,39 +191,67 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
     prm->beta = a->beta;
 }
 
-/* The two tensor maps of a wgmma launch (kiln_abi.h): A as {k, m, batch}, B ([n][k], TN) as {k, n, batch}, where a
- * prepacked B's rows run to ldb (zero-padded); boxes of 128 bytes of K by a tile's rows. */
+/* The two tensor maps of a wgmma launch, from kiln_tma_maps: the values the selection checked. */
 static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const kiln_problem *p, const kiln_args *a,
                                kiln_tma_params *P)
 {
-    int64_t ea = (int64_t)kiln_dtype_bytes(p->a_type), eb = (int64_t)kiln_dtype_bytes(p->b_type);
-    int batched = p->batch > 1;
-    const uint64_t a_dims[3] = {(uint64_t)p->k, (uint64_t)p->m, (uint64_t)p->batch};
-    const uint64_t a_strides[2] = {(uint64_t)(p->lda * ea), (uint64_t)((batched ? p->stride_a : p->lda * p->m) * ea)};
-    const uint32_t a_box[3] = {(uint32_t)(128 / ea), (uint32_t)sol->mt0, 1};
-    const uint64_t b_dims[3] = {(uint64_t)(p->b_prepacked ? p->ldb : p->k), (uint64_t)p->n, (uint64_t)p->batch};
-    const uint64_t b_strides[2] = {(uint64_t)(p->ldb * eb), (uint64_t)((batched ? p->stride_b : p->ldb * p->n) * eb)};
-    const uint32_t b_box[3] = {(uint32_t)(128 / eb), (uint32_t)sol->mt1, 1};
-    kiln_status st = h->backend->tma_encode(h->dev, &P->a, (int)ea, a->a, a_dims, a_strides, a_box);
+    kiln_tma_map maps[2];
+    char why[200];
+    kiln_reject r = kiln_tma_maps(sol, p, a, maps, why, sizeof why);
+    if (r != KILN_FITS) /* kiln_solution_fits ran the same checks: only a changed table gets here */
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "tensor maps of %s: %s", sol->name, why);
+    kiln_status st = h->backend->tma_encode(h->dev, &P->a, maps[0].elem_bytes, a->a, maps[0].dims, maps[0].strides,
+                                            maps[0].box);
     if (st == KILN_STATUS_SUCCESS)
-        st = h->backend->tma_encode(h->dev, &P->b, (int)eb, a->b, b_dims, b_strides, b_box);
+        st = h->backend->tma_encode(h->dev, &P->b, maps[1].elem_bytes, a->b, maps[1].dims, maps[1].strides,
+                                    maps[1].box);
+    if (st != KILN_STATUS_SUCCESS)
+        kiln_fail(st, "encoding a tensor map: %s", h->backend->last_error(h->dev));
     return st;
 }
 
-kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
-                     void *workspace, size_t workspace_bytes, void *stream)
+/* D = 0 for k = 0 without C and bias: one 2-D fill when the batches of D are back to back, else one per batch. The
+ * byte offsets and pitches are within D's extent, which kiln_problem_validate bounded by INT64_MAX. */
+static kiln_status zero_d(kiln_handle h, const kiln_problem *p, const kiln_args *a, void *stream)
+{
+    uint64_t ed = kiln_dtype_bytes(p->d_type), width = (uint64_t)p->n * ed;
+    int packed = p->batch == 1 || p->stride_d == p->m * p->ldd; /* m * ldd <= stride_d: checked */
+    uint64_t rows = packed ? (uint64_t)p->m * (uint64_t)p->batch : (uint64_t)p->m;
+    uint64_t pitch = rows > 1 ? (uint64_t)p->ldd * ed : width; /* ldd spans a row of D only when there are two */
+    int64_t calls = packed ? 1 : p->batch;
+    for (int64_t b = 0; b < calls; b++) {
+        uintptr_t base = (uintptr_t)a->d + (uintptr_t)((uint64_t)b * (uint64_t)p->stride_d * ed);
+        kiln_status st = h->backend->zero_2d(h->dev, (void *)base, (size_t)pitch, (size_t)width, (size_t)rows, stream);
+        if (st != KILN_STATUS_SUCCESS)
+            return kiln_fail(st, "filling D with zeros: %s", h->backend->last_error(h->dev));
+    }
+    return KILN_STATUS_SUCCESS;
+}
+
+static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
+                       void *workspace, size_t workspace_bytes, void *stream)
 {
     if (!h || !p || !args)
-        return KILN_STATUS_NULL_POINTER;
-    kiln_status st = kiln_check_problem(h, p);
-    if (st == KILN_STATUS_SUCCESS)
-        st = check_args(p, args);
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !h ? "h" : !p ? "p" : "args");
+    kiln_status st = kiln_problem_validate(h, p);
     if (st != KILN_STATUS_SUCCESS)
         return st;
+    kiln_work work = kiln_problem_work(p);
+    st = check_args(p, args, work);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    if (work != KILN_WORK_GEMM && algo && kiln_handle_find_algo(h, algo) == -1)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                         "algo name_hash = 0x%016" PRIx64 " names no solution of this library", algo->name_hash);
+    if (work == KILN_WORK_NONE)
+        return KILN_STATUS_SUCCESS;
     if (!h->backend)
-        return KILN_STATUS_NO_DEVICE;
+        return kiln_fail(KILN_STATUS_NO_DEVICE, "the handle has no device (kiln_create found none)");
     if (strcmp(h->arch, h->device_arch) != 0)
-        return KILN_STATUS_NO_CODE_FOR_DEVICE; /* kiln_set_arch points selection at another arch's kernels */
+        return kiln_fail(KILN_STATUS_NO_CODE_FOR_DEVICE, "selecting for arch %s (kiln_set_arch), the device is %s",
+                         h->arch, h->device_arch);
+    if (work == KILN_WORK_ZERO_D)
+        return zero_d(h, p, args, stream);
 
     int s = -1;
     st = algo ? check_algo(h, p, args, algo, &s) : choose_best(h, p, args, workspace, workspace_bytes, &s);
@@ -309,11 +265,14 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
     if (st != KILN_STATUS_SUCCESS)
         return st;
     if (wgmma && !h->backend->tma_encode)
-        return KILN_STATUS_NO_CODE_FOR_DEVICE; /* a TMA-fed kernel on a backend that cannot encode tensor maps */
+        return kiln_fail(KILN_STATUS_NO_CODE_FOR_DEVICE, "%s is TMA-fed and the %s backend encodes no tensor maps",
+                         sol->name, h->backend->name);
     void *gemm = NULL, *reduce = NULL;
     st = kiln_handle_kernels(h, s, &gemm, &reduce);
     if (st != KILN_STATUS_SUCCESS)
-        return st;
+        return kiln_fail(st, "loading %s: %s", sol->name,
+                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
+                                                              : h->backend->last_error(h->dev));
 
     kiln_tma_params P; /* the wgmma family's argument (its GEMM params are P.p) */
     kiln_gemm_params plain, *prm = &plain;
@@ -322,6 +281,7 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
         prm = &P.p;
     }
     fill_params(p, args, &g, sol->gsu, workspace, prm);
+    /* the size predicate bounds the grid by the device's limits and UINT32_MAX */
     uint32_t grid[3] = {(uint32_t)g.grid_x, 1, (uint32_t)g.grid_z};
     const void *arg = prm;
     size_t arg_bytes = sizeof *prm;
@@ -341,5 +301,14 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
         const uint32_t reduce_grid[3] = {(uint32_t)g.reduce_grid_x, 1, (uint32_t)p->batch};
         st = h->backend->launch(h->dev, reduce, reduce_grid, KILN_REDUCE_THREADS, 0, prm, sizeof *prm, stream);
     }
-    return st;
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "launching %s: %s", sol->name, h->backend->last_error(h->dev));
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
+                     void *workspace, size_t workspace_bytes, void *stream)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_run", run(h, p, algo, args, workspace, workspace_bytes, stream));
 }

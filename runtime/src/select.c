@@ -48,6 +48,7 @@ static const char *const REJECT_NAMES[KILN_REJECT_COUNT] = {
     [KILN_REJECT_ALIGN_A] = "align_a",
     [KILN_REJECT_ALIGN_B] = "align_b",
     [KILN_REJECT_K_MULTIPLE] = "k_multiple",
+    [KILN_REJECT_EMPTY_K] = "empty_k",
     [KILN_REJECT_LDS] = "lds",
     [KILN_REJECT_GSU] = "gsu",
     [KILN_REJECT_SIZE] = "size",
@@ -184,6 +185,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
     if (p->k % s->k_multiple)
         return reject(why, why_len, KILN_REJECT_K_MULTIPLE, "k=%" PRId64 " is not a multiple of %d", p->k,
                       s->k_multiple);
+    if (p->k == 0 && kiln_solution_wgmma(s))
+        return reject(why, why_len, KILN_REJECT_EMPTY_K, "k=0: a TMA-fed kernel needs at least one K tile");
     if (in->max_lds_bytes > 0 && s->lds_bytes > in->max_lds_bytes)
         return reject(why, why_len, KILN_REJECT_LDS, "needs %d bytes of LDS, the device has %" PRId64, s->lds_bytes,
                       in->max_lds_bytes);
@@ -195,12 +198,25 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
     int64_t max_x = in->max_grid_x > 0 ? in->max_grid_x : KILN_DEFAULT_MAX_GRID_X;
     int64_t max_z = in->max_grid_z > 0 ? in->max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
     if (!(in->skip & (1u << KILN_REJECT_SIZE))) {
-        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || g.k_tiles_per_split > INT32_MAX ||
+        /* Launch dimensions are uint32 whatever the device reports; num_tiles and k_tiles_per_split are int32. */
+        if (max_x > UINT32_MAX)
+            max_x = UINT32_MAX;
+        if (max_z > UINT32_MAX)
+            max_z = UINT32_MAX;
+        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
+            g.k_tiles_per_split > INT32_MAX ||
             (kiln_solution_wgmma(s) && g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles */
             return reject(why, why_len, KILN_REJECT_SIZE,
                           "grid %" PRId64 " x 1 x %" PRId64 " exceeds the device limits", g.grid_x, g.grid_z);
         if (g.workspace_bytes > (uint64_t)INT64_MAX)
             return reject(why, why_len, KILN_REJECT_SIZE, "split-K workspace size overflows");
+    }
+    if (kiln_solution_wgmma(s)) {
+        kiln_tma_map maps[2];
+        kiln_reject r = kiln_tma_maps(s, p, in->args, maps, why, why_len);
+        int skipped = r != KILN_FITS && (in->skip & (1u << r));
+        if (r != KILN_FITS && !skipped)
+            return r;
     }
     if (in->code && !(in->skip & (1u << KILN_REJECT_NO_CODE)) && !kiln_find_code_object(in->code, s->name))
         return reject(why, why_len, KILN_REJECT_NO_CODE, "this build embeds no code object for it");

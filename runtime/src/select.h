@@ -67,9 +67,10 @@ typedef enum kiln_reject {
     KILN_REJECT_ALIGN_A,    /* lda, stride_a (batch > 1) or the A pointer is not a multiple of align_a elements */
     KILN_REJECT_ALIGN_B,    /* same for B */
     KILN_REJECT_K_MULTIPLE, /* k is not a multiple of k_multiple */
+    KILN_REJECT_EMPTY_K,    /* k = 0 on a TMA-fed solution (it needs a K tile; the other families run k = 0) */
     KILN_REJECT_LDS,        /* lds_bytes exceeds the device limit */
     KILN_REJECT_GSU,        /* split-K with some split left without a DepthU tile (see kiln_solution_fits) */
-    KILN_REJECT_SIZE,       /* launch grid or split-K workspace beyond the limits */
+    KILN_REJECT_SIZE,       /* launch grid, split-K workspace or tensor-map extents beyond the limits */
     KILN_REJECT_NO_CODE,    /* no code object embedded for it (checked only when kiln_select_input.code is set) */
     KILN_REJECT_COUNT
 } kiln_reject;
@@ -92,11 +93,36 @@ typedef struct kiln_geometry {
 /* Whether s is of the TMA-fed wgmma family (family "wgmma": argument kiln_tma_params, all tiles on grid x). */
 int kiln_solution_wgmma(const kiln_solution *s);
 
+/* One tensor map of a wgmma launch, as kiln_backend.tma_encode takes it. */
+typedef struct kiln_tma_map {
+    int elem_bytes;
+    uint64_t dims[3];    /* {contiguous extent, rows, batch} */
+    uint64_t strides[2]; /* bytes between rows and between batches */
+    uint32_t box[3];
+} kiln_tma_map;
+
+/* The limits cuTensorMapEncodeTiled puts on a map (CUDA driver API): dims in 1..2^32, byte strides multiples of 16
+ * and below 2^40, box sides in 1..256 with the inner side a multiple of 16 bytes and at most the 128-byte swizzle
+ * span, a base address 16-byte aligned. */
+#define KILN_TMA_MAX_DIM (UINT64_C(1) << 32)
+#define KILN_TMA_MAX_STRIDE (UINT64_C(1) << 40)
+#define KILN_TMA_STRIDE_ALIGN 16
+#define KILN_TMA_MAX_BOX 256
+#define KILN_TMA_SWIZZLE_BYTES 128
+
+/* The two maps of a wgmma launch of s on p (kiln_abi.h): A as {k, m, batch}, B ([n][k]) as {k or the prepacked ldb,
+ * n, batch}, boxes of 128 bytes of K by the tile's rows. Computed with checked arithmetic and held to the limits
+ * above (args, when not NULL, for the base addresses): KILN_FITS, or KILN_REJECT_EMPTY_K (k = 0), ALIGN_A / ALIGN_B
+ * (a stride or base breaks the 16-byte rule), SIZE (a dim or stride beyond the limits) or PROBLEM (the tile breaks
+ * the box rules: a table error), with a reason in why. */
+kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map maps[2],
+                          char *why, size_t why_len);
+
 /* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g);
 
-/* Checks every predicate in the order of kiln_reject. Split-K rule: with gsu > 1 each split covers
- * k_tiles_per_split DepthU tiles, and the solution is accepted only when the last split still gets at least one,
+/* Checks every predicate in the order of kiln_reject (for the wgmma family, kiln_tma_maps too). Split-K rule: with
+ * gsu > 1 each split covers k_tiles_per_split DepthU tiles, and the solution is accepted only when the last split still gets at least one,
  * (gsu - 1) * k_tiles_per_split < k_tiles, so that no workgroup runs an empty K loop. When rejected and why != NULL,
  * writes a one-line reason. */
 kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *in, char *why, size_t why_len);

@@ -18,6 +18,12 @@ typedef struct fake_launch {
     void *stream;
 } fake_launch;
 
+typedef struct fake_zero {
+    void *dst;
+    size_t pitch, width, height;
+    void *stream;
+} fake_zero;
+
 typedef struct fake_encode {
     int elem_bytes;
     const void *base;
@@ -26,18 +32,19 @@ typedef struct fake_encode {
 } fake_encode;
 
 static struct {
-    int opens, closes, loads, unloads, kernels, launches, encodes;
+    int opens, closes, loads, unloads, kernels, launches, encodes, zeros;
     int fail_launch;       /* make launches fail with DRIVER_ERROR */
     int fail_encode;       /* n > 0: the n-th tensor-map encode since fake_reset fails with DRIVER_ERROR */
     int bad_arg_bytes;     /* launches whose argument was of neither size */
     fake_launch last[2];   /* the first two launches since fake_reset */
     fake_encode encode[2]; /* the first two encodes since fake_reset */
+    fake_zero zero[2];     /* the first two zero fills since fake_reset */
 } fake;
 
 /* The SM count the next fake_open reports (0: unknown). */
 static int fake_sm_count = 132;
 
-static void fake_reset(void)
+static inline void fake_reset(void)
 {
     int opens = fake.opens, closes = fake.closes;
     memset(&fake, 0, sizeof fake);
@@ -138,6 +145,22 @@ static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes
     return KILN_STATUS_SUCCESS;
 }
 
+static kiln_status fake_zero_2d(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height,
+                                void *stream)
+{
+    (void)dev;
+    if (fake.zeros < 2) {
+        fake_zero *z = &fake.zero[fake.zeros];
+        z->dst = dst;
+        z->pitch = pitch_bytes;
+        z->width = width_bytes;
+        z->height = height;
+        z->stream = stream;
+    }
+    fake.zeros++;
+    return KILN_STATUS_SUCCESS;
+}
+
 static const char *fake_last_error(void *dev)
 {
     (void)dev;
@@ -145,13 +168,29 @@ static const char *fake_last_error(void *dev)
 }
 
 static const kiln_backend fake_backend = {
-    "fake", fake_open, fake_close, fake_load_module, fake_unload_module, fake_get_kernel, fake_launch_kernel,
-    fake_last_error, fake_tma_encode,
+    .name = "fake",
+    .open = fake_open,
+    .close = fake_close,
+    .load_module = fake_load_module,
+    .unload_module = fake_unload_module,
+    .get_kernel = fake_get_kernel,
+    .launch = fake_launch_kernel,
+    .zero_2d = fake_zero_2d,
+    .last_error = fake_last_error,
+    .tma_encode = fake_tma_encode,
 };
 
 static const kiln_backend fake_backend_no_tma = {
-    "fake", fake_open, fake_close, fake_load_module, fake_unload_module, fake_get_kernel, fake_launch_kernel,
-    fake_last_error, NULL,
+    .name = "fake",
+    .open = fake_open,
+    .close = fake_close,
+    .load_module = fake_load_module,
+    .unload_module = fake_unload_module,
+    .get_kernel = fake_get_kernel,
+    .launch = fake_launch_kernel,
+    .zero_2d = fake_zero_2d,
+    .last_error = fake_last_error,
+    .tma_encode = NULL,
 };
 
 #endif /* KILN_FAKE_BACKEND_H */

@@ -1,5 +1,5 @@
 /* The public API over fake tables and a fake device: every invalid call returns its status and launches nothing;
- * valid runs launch exactly what kiln_abi.h describes. */
+ * valid runs launch exactly what kiln_abi.h describes (the TMA-fed family: test_wgmma.c). */
 #include <stdint.h>
 #include <string.h>
 
@@ -77,7 +77,8 @@ static void test_problem_init(void)
     CHECK(p.b_prepacked == 1 && p.ldb == 304 && p.stride_b == 200 * 304, "mixed defaults to a prepacked B");
 
     EXPECT(kiln_problem_init(NULL, E4M3, E4M3, BF16, TN, 1, 1, 1), KILN_STATUS_NULL_POINTER);
-    EXPECT(kiln_problem_init(&p, E4M3, E4M3, BF16, TN, 0, 1, 1), KILN_STATUS_INVALID_VALUE);
+    EXPECT(kiln_problem_init(&p, E4M3, E4M3, BF16, TN, -1, 1, 1), KILN_STATUS_INVALID_VALUE);
+    EXPECT(kiln_problem_init(&p, E4M3, E4M3, BF16, TN, 0, 0, 0), KILN_STATUS_SUCCESS); /* empty: test_empty */
     EXPECT(kiln_problem_init(&p, E4M3, E4M3, BF16, TN, 1, 1, -5), KILN_STATUS_INVALID_VALUE);
     EXPECT(kiln_problem_init(&p, E4M3, E4M3, BF16, (kiln_layout)2, 1, 1, 1), KILN_STATUS_INVALID_VALUE);
     EXPECT(kiln_problem_init(&p, (kiln_dtype)7, E4M3, BF16, TN, 1, 1, 1), KILN_STATUS_INVALID_VALUE);
@@ -118,10 +119,12 @@ static void test_check_problem(kiln_handle h)
     EXPECT_PROBLEM(h, f8, q_.bias_type = (kiln_dtype)42, KILN_STATUS_SUCCESS); /* ignored without a bias */
 
     /* sizes */
-    EXPECT_PROBLEM(h, f8, q_.m = 0, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.m = -1, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, f8, q_.n = -1, KILN_STATUS_INVALID_VALUE);
-    EXPECT_PROBLEM(h, f8, q_.k = 0, KILN_STATUS_INVALID_VALUE);
-    EXPECT_PROBLEM(h, f8, q_.batch = 0, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.k = -3, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.batch = -1, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.m = 0, KILN_STATUS_SUCCESS); /* empty problems: test_empty.c */
+    EXPECT_PROBLEM(h, f8, q_.batch = 0, KILN_STATUS_SUCCESS);
     EXPECT_PROBLEM(h, f8, (q_.m = INT64_C(1) << 31, q_.stride_a = q_.stride_d = 0), KILN_STATUS_OVERFLOW);
     EXPECT_PROBLEM(h, f8, (q_.k = INT64_C(1) << 31, q_.lda = q_.ldb = q_.k), KILN_STATUS_OVERFLOW);
     EXPECT_PROBLEM(h, f8, q_.batch = 65536, KILN_STATUS_OVERFLOW);
@@ -261,7 +264,7 @@ static void test_query(kiln_handle h)
     EXPECT(kiln_query(h, &p, NULL, NULL, 1, &n), KILN_STATUS_NULL_POINTER);
     EXPECT(kiln_query(h, &p, NULL, algos, 1, NULL), KILN_STATUS_NULL_POINTER);
     EXPECT(kiln_query(h, &p, NULL, algos, 0, &n), KILN_STATUS_INVALID_VALUE);
-    p.k = 0;
+    p.k = -1;
     n = -1;
     EXPECT(kiln_query(h, &p, NULL, algos, 1, &n), KILN_STATUS_INVALID_VALUE);
     CHECK(n == 0, "nothing returned on error");
@@ -320,7 +323,7 @@ static void test_run_errors(kiln_handle h)
     EXPECT(kiln_run(NULL, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_NULL_POINTER);
     EXPECT(kiln_run(h, NULL, NULL, &args, NULL, 0, NULL), KILN_STATUS_NULL_POINTER);
     EXPECT(kiln_run(h, &p, NULL, NULL, NULL, 0, NULL), KILN_STATUS_NULL_POINTER);
-    q = p, q.k = 0;
+    q = p, q.k = -1;
     EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_INVALID_VALUE);
     q = p, q.d_type = E4M3;
     EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_NOT_SUPPORTED);
@@ -490,159 +493,6 @@ static void test_run_launches(kiln_handle h)
     fake.fail_launch = 0;
 }
 
-/* One tensor-map request of the fake backend: elem_bytes, base, dims, strides, box. */
-static int encoded(const fake_encode *e, int elem, const void *base, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t s0,
-                   uint64_t s1, uint32_t b0, uint32_t b1)
-{
-    int same = e->elem_bytes == elem && e->base == base && e->dims[0] == d0 && e->dims[1] == d1 && e->dims[2] == d2 &&
-               e->strides[0] == s0 && e->strides[1] == s1 && e->box[0] == b0 && e->box[1] == b1 && e->box[2] == 1;
-    if (!same)
-        fprintf(stderr, "  encode: elem %d base %p dims {%llu %llu %llu} strides {%llu %llu} box {%u %u %u}\n",
-                e->elem_bytes, e->base, (unsigned long long)e->dims[0], (unsigned long long)e->dims[1],
-                (unsigned long long)e->dims[2], (unsigned long long)e->strides[0], (unsigned long long)e->strides[1],
-                e->box[0], e->box[1], e->box[2]);
-    return same;
-}
-
-/* e4m3 x e4m3 -> f32 TN: the fake tables' wgmma logic. */
-static kiln_problem wgmma_problem(int64_t m, int64_t n, int64_t k)
-{
-    kiln_problem p;
-    kiln_problem_init(&p, E4M3, E4M3, F32, TN, m, n, k);
-    return p;
-}
-
-/* The wgmma family: kiln_tma_params with two tensor maps, all tiles on grid x, min(tiles, SMs) CTAs when
- * persistent. The fake device has 132 SMs. */
-static void test_run_wgmma(kiln_handle h)
-{
-    kiln_args args = good_args();
-    void *stream = (void *)(uintptr_t)0xABC0;
-    CHECK(sizeof(kiln_tma_params) % 64 == 0 && _Alignof(kiln_tma_params) == 64 && sizeof(kiln_tma_desc) == 128,
-          "kiln_tma_params: %zu bytes", sizeof(kiln_tma_params));
-
-    /* batched, A with a padded batch stride: 16 x 8 x 3 = 384 tiles on 132 persistent CTAs */
-    kiln_problem p = wgmma_problem(2048, 1024, 4096);
-    p.batch = 3;
-    p.stride_a = 2048 * 4096 + 64;
-    fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
-    const fake_launch *l = &fake.last[0];
-    CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8].name) == 0, "wgmma launched");
-    CHECK(l->grid[0] == 132 && l->grid[1] == 1 && l->grid[2] == 1 && l->block == 384 && l->lds == 196608,
-          "persistent geometry %u %u %u / %u / %u", l->grid[0], l->grid[1], l->grid[2], l->block, l->lds);
-    CHECK(l->arg_bytes == sizeof(kiln_tma_params) && l->stream == stream, "argument kiln_tma_params (%zu bytes)",
-          l->arg_bytes);
-    CHECK(l->tma.num_tiles == 384, "num_tiles %d", l->tma.num_tiles);
-    CHECK(l->params.m == 2048 && l->params.n == 1024 && l->params.k == 4096 && l->params.batch == 3 &&
-              l->params.tiles_m == 16 && l->params.tiles_n == 8 && l->params.k_tiles_per_split == 32 &&
-              l->params.stride_a == 2048 * 4096 + 64 && l->params.a == args.a && l->params.d == args.d &&
-              l->params.workspace == NULL && l->params.alpha == 1.5f,
-          "GEMM params inside kiln_tma_params");
-    CHECK(fake.encodes == 2, "two maps encoded, %d", fake.encodes);
-    CHECK(encoded(&fake.encode[0], 1, args.a, 4096, 2048, 3, 4096, 2048 * 4096 + 64, 128, 128), "map of A");
-    CHECK(encoded(&fake.encode[1], 1, args.b, 4096, 1024, 3, 4096, 1024 * 4096, 128, 128), "map of B");
-    CHECK(l->tma.a.opaque[0] == (uint64_t)(uintptr_t)args.a && l->tma.b.opaque[0] == (uint64_t)(uintptr_t)args.b &&
-              l->tma.b.opaque[1] == 1,
-          "the encoded maps are the ones passed");
-
-    /* fewer tiles than SMs: one CTA per tile; at batch 1 the batch stride is the matrix (stride_a is ignored) */
-    p = wgmma_problem(256, 256, 256);
-    p.stride_a = 0;
-    fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    l = &fake.last[0];
-    CHECK(fake.launches == 1 && l->grid[0] == 4 && l->tma.num_tiles == 4 && l->grid[2] == 1, "4 tiles, grid %u",
-          l->grid[0]);
-    CHECK(encoded(&fake.encode[0], 1, args.a, 256, 256, 1, 256, 256 * 256, 128, 128), "map of A at batch 1");
-    CHECK(encoded(&fake.encode[1], 1, args.b, 256, 256, 1, 256, 256 * 256, 128, 128), "map of B at batch 1");
-
-    /* split-K, not persistent: every (tile, batch, split) gets a CTA, then the reduce kernel on kiln_gemm_params */
-    p = wgmma_problem(1024, 1024, 4096);
-    p.batch = 2;
-    kiln_algo algos[4];
-    int n = 0;
-    EXPECT(kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_SUCCESS);
-    CHECK(n == 2 && algos[0].solution_index == FAKE_WG_FP8 && algos[1].solution_index == FAKE_WG_FP8_SPLITK &&
-              algos[1].workspace_bytes == 2u * 2u * 1024u * 1024u * 4u,
-          "wgmma candidates (%d)", n);
-    void *ws = (void *)(uintptr_t)0x7000000;
-    fake_reset();
-    EXPECT(kiln_run(h, &p, &algos[1], &args, ws, (size_t)algos[1].workspace_bytes, NULL), KILN_STATUS_SUCCESS);
-    l = &fake.last[0];
-    CHECK(fake.launches == 2 && strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8_SPLITK].name) == 0 &&
-              l->grid[0] == 256 && l->grid[1] == 1 && l->grid[2] == 1 && l->tma.num_tiles == 256 &&
-              l->arg_bytes == sizeof(kiln_tma_params),
-          "split-K wgmma: grid %u, %d tiles", l->grid[0], l->tma.num_tiles);
-    CHECK(l->params.k_tiles_per_split == 16 && l->params.workspace == ws, "split-K wgmma params");
-    l = &fake.last[1];
-    CHECK(strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8_SPLITK].reduce_name) == 0 && l->grid[0] == 4096 &&
-              l->grid[1] == 1 && l->grid[2] == 2 && l->block == KILN_REDUCE_THREADS && l->lds == 0 &&
-              l->arg_bytes == sizeof(kiln_gemm_params),
-          "wgmma reduce launch");
-    CHECK(memcmp(&l->params, &fake.last[0].tma.p, sizeof l->params) == 0, "the reduce gets the GEMM's params");
-
-    /* f16 x prepacked e4m3: A of 2-byte elements (box 64 wide), B's rows run to the padded ldb */
-    kiln_problem_init(&p, F16, E4M3, F32, TN, 256, 512, 104);
-    fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    l = &fake.last[0];
-    CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_MIXED].name) == 0 && l->grid[0] == 8 &&
-              l->tma.num_tiles == 8 && l->block == 384 && l->lds == 131072,
-          "mixed wgmma launch");
-    CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2, "mixed params");
-    CHECK(encoded(&fake.encode[0], 2, args.a, 104, 256, 1, 208, 104 * 256 * 2, 64, 128), "map of f16 A");
-    CHECK(encoded(&fake.encode[1], 1, args.b, 112, 512, 1, 112, 112 * 512, 128, 128), "map of prepacked B");
-
-    /* a failing encode (of A, then of B) launches nothing */
-    p = wgmma_problem(2048, 1024, 4096);
-    for (int which = 1; which <= 2; which++) {
-        fake_reset();
-        fake.fail_encode = which;
-        EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_DRIVER_ERROR);
-        CHECK(fake.launches == 0 && fake.encodes == which, "encode %d fails: %d launches", which, fake.launches);
-    }
-    fake.fail_encode = 0;
-}
-
-/* The grid against the SM count, and a backend without tma_encode. Own handles on the fake device. */
-static void test_wgmma_backends(void)
-{
-    kiln_handle h = NULL;
-    kiln_args args = good_args();
-    kiln_problem p = wgmma_problem(2048, 1024, 4096);
-    p.batch = 3; /* 384 tiles */
-    static const struct {
-        int sms;
-        uint32_t grid;
-    } cases[] = {{0, 384}, {1000, 384}, {384, 384}, {383, 383}, {1, 1}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fake_sm_count = cases[i].sms;
-        EXPECT(kiln_create_with_backend(&h, &fake_backend), KILN_STATUS_SUCCESS);
-        fake_reset();
-        EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-        CHECK(fake.launches == 1 && fake.last[0].grid[0] == cases[i].grid && fake.last[0].tma.num_tiles == 384,
-              "%d SMs: grid %u, want %u", cases[i].sms, fake.last[0].grid[0], cases[i].grid);
-        EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
-    }
-    fake_sm_count = 132;
-
-    EXPECT(kiln_create_with_backend(&h, &fake_backend_no_tma), KILN_STATUS_SUCCESS);
-    fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_CODE_FOR_DEVICE);
-    kiln_problem mixed;
-    kiln_problem_init(&mixed, F16, E4M3, F32, TN, 256, 512, 104);
-    EXPECT(kiln_run(h, &mixed, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_CODE_FOR_DEVICE);
-    CHECK(fake.launches == 0 && fake.loads == 0 && fake.encodes == 0, "no tma_encode: %d launches, %d loads",
-          fake.launches, fake.loads);
-    /* the other families still run there */
-    kiln_problem mma = fp8_problem(4096, 4096, 4096);
-    EXPECT(kiln_run(h, &mma, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    CHECK(fake.launches == 1 && fake.last[0].arg_bytes == sizeof(kiln_gemm_params), "mma without tma_encode");
-    EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
-    CHECK(fake.bad_arg_bytes == 0, "every argument had a known size");
-}
-
 int main(void)
 {
     kiln_handle h = NULL;
@@ -656,10 +506,8 @@ int main(void)
     test_explain(h);
     test_run_errors(h);
     test_run_launches(h);
-    test_run_wgmma(h);
     int loads = fake.loads;
     EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
     CHECK(fake.closes == 1 && fake.unloads >= loads, "destroy unloads modules and closes the device");
-    test_wgmma_backends();
     return test_summary("test_api");
 }

@@ -45,7 +45,10 @@ static void test_errors(void)
     int64_t kp;
     CHECK(kiln_prepack_b_size(2, 20, NULL, &kp) == KILN_STATUS_NULL_POINTER, "size NULL");
     CHECK(kiln_prepack_b_size(2, 20, &bytes, NULL) == KILN_STATUS_NULL_POINTER, "ld NULL");
-    CHECK(kiln_prepack_b_size(0, 20, &bytes, &kp) == KILN_STATUS_INVALID_VALUE, "n = 0");
+    CHECK(kiln_prepack_b_size(-1, 20, &bytes, &kp) == KILN_STATUS_INVALID_VALUE, "n < 0");
+    CHECK(kiln_prepack_b_size(0, 20, &bytes, &kp) == KILN_STATUS_SUCCESS && bytes == 0 && kp == 32, "n = 0: empty");
+    CHECK(kiln_prepack_b_size(5, 0, &bytes, &kp) == KILN_STATUS_SUCCESS && bytes == 0 && kp == 0, "k = 0: empty");
+    CHECK(kiln_prepack_b(NULL, KILN_LAYOUT_TN, 0, 20, 20, NULL, 0) == KILN_STATUS_SUCCESS, "empty: nothing read");
     CHECK(kiln_prepack_b_size(2, -1, &bytes, &kp) == KILN_STATUS_INVALID_VALUE, "k < 0");
     CHECK(kiln_prepack_b_size(2, INT64_C(1) << 31, &bytes, &kp) == KILN_STATUS_OVERFLOW, "k > INT32_MAX");
     CHECK(kiln_prepack_b(NULL, KILN_LAYOUT_TN, 2, 20, 20, dst, sizeof dst) == KILN_STATUS_NULL_POINTER, "src");
@@ -56,8 +59,10 @@ static void test_errors(void)
     CHECK(kiln_prepack_b(src, KILN_LAYOUT_TN, 2, 20, INT64_MAX - 5, dst, sizeof dst) == KILN_STATUS_OVERFLOW,
           "source extent overflows");
     memset(dst, 0xAB, sizeof dst);
-    CHECK(kiln_prepack_b(src, KILN_LAYOUT_TN, 2, 20, 20, dst, 63) == KILN_STATUS_WORKSPACE_TOO_SMALL,
+    CHECK(kiln_prepack_b(src, KILN_LAYOUT_TN, 2, 20, 20, dst, 63) == KILN_STATUS_INVALID_VALUE,
           "dst holds 63 of 64 bytes");
+    CHECK(strcmp(kiln_last_error(NULL), "kiln_prepack_b: dst_bytes = 63, needs 64 (kiln_prepack_b_size)") == 0,
+          "the short buffer's text: %s", kiln_last_error(NULL));
     CHECK(dst[0] == 0xAB && dst[62] == 0xAB, "nothing written on error");
 }
 

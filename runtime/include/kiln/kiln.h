@@ -5,8 +5,19 @@
  *   layout TN: B is stored as B[b][n][k] (both operands K-major, the torch._scaled_mm / cuBLASLt fp8 layout)
  *   layout NN: B is stored as B[b][k][n] (torch's a @ b on row-major tensors)
  *   sa: 1, a scalar (per tensor) or scale_a[m] (per row of A); sb: 1, a scalar or scale_b[n] (per column of B).
- * Every entry point returns a kiln_status. An invalid call returns an error and never launches anything.
+ * Every entry point returns a kiln_status. An invalid call returns an error and never launches anything; then
+ * kiln_last_error says which field broke which rule, with its value.
  * This header compiles as C99 and C++.
+ *
+ * Empty problems, as cuBLAS / cuBLASLt do them:
+ *   m, n or batch = 0: nothing to compute. Check, query, explain and run succeed (once every field is valid); run
+ *     launches nothing and reads no pointer.
+ *   k = 0: D = act(beta * C + bias), which is zero without C and bias (every activation maps 0 to 0). Without C and
+ *     bias the run fills D with zeros (a 2-D memset per batch, stream-ordered, no kernel); with C or bias it launches
+ *     a kernel of a family that runs no K tile (never a TMA-fed one), and A and B may be NULL.
+ *   A problem that needs no GEMM kernel (the two zero-fill and nothing cases) gets one algo from kiln_query: the
+ *   "no GEMM" algo (solution_index UINT32_MAX, workspace 0, kiln_algo_name "kiln_no_gemm"), as a cuBLASLt heuristic
+ *   returns an algo for every valid problem. kiln_run takes it, NULL, or any algo of this library for such a problem.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -104,6 +115,12 @@ typedef struct kiln_algo {
 typedef struct kiln_handle_s *kiln_handle;
 
 const char *kiln_status_string(kiln_status status);
+
+/* Why the last failing call on h failed, naming the field and its value ("kiln_check_problem: lda = 100 is less than
+ * k = 128"); "" when the last call on h succeeded. With h == NULL: the same for the calling thread's calls that take
+ * no handle (kiln_problem_init, kiln_prepack_b_size, kiln_prepack_b, kiln_create) or were passed a NULL handle. Never
+ * NULL; the text is a copy, valid on this thread until its next kiln_last_error call. */
+const char *kiln_last_error(kiln_handle h);
 const char *kiln_dtype_name(kiln_dtype t);
 
 /* Create binds to the current device (CUDA: the current context, or the primary one). Without a device the handle is
@@ -115,7 +132,8 @@ kiln_status kiln_device_arch(kiln_handle h, const char **arch);
 /* Select by arch name instead of the device: for queries, explain and tests on machines without the GPU. */
 kiln_status kiln_set_arch(kiln_handle h, const char *arch);
 
-/* Fill a problem with defaults: batch 1, packed leading dimensions and strides for the layout, no epilogue. */
+/* Fill a problem with defaults: batch 1, packed leading dimensions and strides for the layout, no epilogue. m, n and
+ * k may be 0 (see "Empty problems"). */
 kiln_status kiln_problem_init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype d, kiln_layout layout,
                               int64_t m, int64_t n, int64_t k);
 
@@ -127,8 +145,14 @@ kiln_status kiln_query(kiln_handle h, const kiln_problem *p, const kiln_args *ar
                        int *returned);
 
 /* Human-readable account of the selection for this problem: candidates considered, predicates that removed some,
- * and why the winner won. Writes a NUL-terminated text into buf (truncated to len). */
+ * and why the winner won; for a problem kiln_check_problem rejects, why. Writes a NUL-terminated text into buf and
+ * returns the status a query would. A text longer than len keeps its first whole lines and ends with a line
+ * "[truncated: the text needs N bytes (kiln_explain_size)]". */
 kiln_status kiln_explain(kiln_handle h, const kiln_problem *p, const kiln_args *args, char *buf, size_t len);
+
+/* The bytes (NUL included) kiln_explain needs for the whole text. SUCCESS whenever *bytes was written, whatever the
+ * selection's own status. */
+kiln_status kiln_explain_size(kiln_handle h, const kiln_problem *p, const kiln_args *args, size_t *bytes);
 
 /* Kernel name of an algo (static string). */
 kiln_status kiln_algo_name(kiln_handle h, const kiln_algo *algo, const char **name);
@@ -139,7 +163,8 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
                      void *workspace, size_t workspace_bytes, void *stream);
 
 /* Prepacked B for f16/bf16 x fp8: fp8 bytes reordered once into the layout the kernels read (see docs/prepack.md).
- * Host buffers. src is B as given by `layout` (TN: [n][k] with ld; NN: [k][n] with ld). */
+ * Host buffers. src is B as given by `layout` (TN: [n][k] with ld; NN: [k][n] with ld). n or k = 0: 0 bytes, nothing
+ * read. A dst_bytes below kiln_prepack_b_size's is KILN_STATUS_INVALID_VALUE. */
 kiln_status kiln_prepack_b_size(int64_t n, int64_t k, size_t *bytes, int64_t *ldb_packed);
 kiln_status kiln_prepack_b(const uint8_t *src, kiln_layout layout, int64_t n, int64_t k, int64_t ld, uint8_t *dst,
                            size_t dst_bytes);

@@ -1,0 +1,204 @@
+/* The TMA-fed wgmma family through the public API on the fake device: kiln_tma_params with two tensor maps, every
+ * tile on grid x, min(tiles, SMs) CTAs when persistent, and a backend without tma_encode. */
+#include <stdint.h>
+#include <string.h>
+
+#include "fake_backend.h"
+#include "test_util.h"
+
+#define E4M3 KILN_DTYPE_E4M3
+#define F16 KILN_DTYPE_F16
+#define F32 KILN_DTYPE_F32
+#define TN KILN_LAYOUT_TN
+
+#define EXPECT(call, want)                                                                                           \
+    do {                                                                                                              \
+        kiln_status got_ = (call);                                                                                    \
+        CHECK(got_ == (want), "%s -> %s, want %s", #call, kiln_status_string(got_), kiln_status_string(want));       \
+    } while (0)
+
+static kiln_problem fp8_problem(int64_t m, int64_t n, int64_t k)
+{
+    kiln_problem p;
+    kiln_problem_init(&p, E4M3, E4M3, KILN_DTYPE_BF16, TN, m, n, k);
+    return p;
+}
+
+static kiln_args good_args(void)
+{
+    kiln_args a;
+    memset(&a, 0, sizeof a);
+    a.a = (const void *)(uintptr_t)0x100000;
+    a.b = (const void *)(uintptr_t)0x200000;
+    a.d = (void *)(uintptr_t)0x300000;
+    a.c = (const void *)(uintptr_t)0x400000;
+    a.scale_a = (const float *)(uintptr_t)0x500000;
+    a.scale_b = (const float *)(uintptr_t)0x500010;
+    a.bias = (const void *)(uintptr_t)0x600000;
+    a.alpha = 1.5f;
+    a.beta = 0.5f;
+    return a;
+}
+
+/* One tensor-map request of the fake backend: elem_bytes, base, dims, strides, box. */
+static int encoded(const fake_encode *e, int elem, const void *base, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t s0,
+                   uint64_t s1, uint32_t b0, uint32_t b1)
+{
+    int same = e->elem_bytes == elem && e->base == base && e->dims[0] == d0 && e->dims[1] == d1 && e->dims[2] == d2 &&
+               e->strides[0] == s0 && e->strides[1] == s1 && e->box[0] == b0 && e->box[1] == b1 && e->box[2] == 1;
+    if (!same)
+        fprintf(stderr, "  encode: elem %d base %p dims {%llu %llu %llu} strides {%llu %llu} box {%u %u %u}\n",
+                e->elem_bytes, e->base, (unsigned long long)e->dims[0], (unsigned long long)e->dims[1],
+                (unsigned long long)e->dims[2], (unsigned long long)e->strides[0], (unsigned long long)e->strides[1],
+                e->box[0], e->box[1], e->box[2]);
+    return same;
+}
+
+/* e4m3 x e4m3 -> f32 TN: the fake tables' wgmma logic. */
+static kiln_problem wgmma_problem(int64_t m, int64_t n, int64_t k)
+{
+    kiln_problem p;
+    kiln_problem_init(&p, E4M3, E4M3, F32, TN, m, n, k);
+    return p;
+}
+
+/* The wgmma family: kiln_tma_params with two tensor maps, all tiles on grid x, min(tiles, SMs) CTAs when
+ * persistent. The fake device has 132 SMs. */
+static void test_run_wgmma(kiln_handle h)
+{
+    kiln_args args = good_args();
+    void *stream = (void *)(uintptr_t)0xABC0;
+    CHECK(sizeof(kiln_tma_params) % 64 == 0 && _Alignof(kiln_tma_params) == 64 && sizeof(kiln_tma_desc) == 128,
+          "kiln_tma_params: %zu bytes", sizeof(kiln_tma_params));
+
+    /* batched, A with a padded batch stride: 16 x 8 x 3 = 384 tiles on 132 persistent CTAs */
+    kiln_problem p = wgmma_problem(2048, 1024, 4096);
+    p.batch = 3;
+    p.stride_a = 2048 * 4096 + 64;
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
+    const fake_launch *l = &fake.last[0];
+    CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8].name) == 0, "wgmma launched");
+    CHECK(l->grid[0] == 132 && l->grid[1] == 1 && l->grid[2] == 1 && l->block == 384 && l->lds == 196608,
+          "persistent geometry %u %u %u / %u / %u", l->grid[0], l->grid[1], l->grid[2], l->block, l->lds);
+    CHECK(l->arg_bytes == sizeof(kiln_tma_params) && l->stream == stream, "argument kiln_tma_params (%zu bytes)",
+          l->arg_bytes);
+    CHECK(l->tma.num_tiles == 384, "num_tiles %d", l->tma.num_tiles);
+    CHECK(l->params.m == 2048 && l->params.n == 1024 && l->params.k == 4096 && l->params.batch == 3 &&
+              l->params.tiles_m == 16 && l->params.tiles_n == 8 && l->params.k_tiles_per_split == 32 &&
+              l->params.stride_a == 2048 * 4096 + 64 && l->params.a == args.a && l->params.d == args.d &&
+              l->params.workspace == NULL && l->params.alpha == 1.5f,
+          "GEMM params inside kiln_tma_params");
+    CHECK(fake.encodes == 2, "two maps encoded, %d", fake.encodes);
+    CHECK(encoded(&fake.encode[0], 1, args.a, 4096, 2048, 3, 4096, 2048 * 4096 + 64, 128, 128), "map of A");
+    CHECK(encoded(&fake.encode[1], 1, args.b, 4096, 1024, 3, 4096, 1024 * 4096, 128, 128), "map of B");
+    CHECK(l->tma.a.opaque[0] == (uint64_t)(uintptr_t)args.a && l->tma.b.opaque[0] == (uint64_t)(uintptr_t)args.b &&
+              l->tma.b.opaque[1] == 1,
+          "the encoded maps are the ones passed");
+
+    /* fewer tiles than SMs: one CTA per tile; at batch 1 the batch stride is the matrix (stride_a is ignored) */
+    p = wgmma_problem(256, 256, 256);
+    p.stride_a = 0;
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    l = &fake.last[0];
+    CHECK(fake.launches == 1 && l->grid[0] == 4 && l->tma.num_tiles == 4 && l->grid[2] == 1, "4 tiles, grid %u",
+          l->grid[0]);
+    CHECK(encoded(&fake.encode[0], 1, args.a, 256, 256, 1, 256, 256 * 256, 128, 128), "map of A at batch 1");
+    CHECK(encoded(&fake.encode[1], 1, args.b, 256, 256, 1, 256, 256 * 256, 128, 128), "map of B at batch 1");
+
+    /* split-K, not persistent: every (tile, batch, split) gets a CTA, then the reduce kernel on kiln_gemm_params */
+    p = wgmma_problem(1024, 1024, 4096);
+    p.batch = 2;
+    kiln_algo algos[4];
+    int n = 0;
+    EXPECT(kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_SUCCESS);
+    CHECK(n == 2 && algos[0].solution_index == FAKE_WG_FP8 && algos[1].solution_index == FAKE_WG_FP8_SPLITK &&
+              algos[1].workspace_bytes == 2u * 2u * 1024u * 1024u * 4u,
+          "wgmma candidates (%d)", n);
+    void *ws = (void *)(uintptr_t)0x7000000;
+    fake_reset();
+    EXPECT(kiln_run(h, &p, &algos[1], &args, ws, (size_t)algos[1].workspace_bytes, NULL), KILN_STATUS_SUCCESS);
+    l = &fake.last[0];
+    CHECK(fake.launches == 2 && strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8_SPLITK].name) == 0 &&
+              l->grid[0] == 256 && l->grid[1] == 1 && l->grid[2] == 1 && l->tma.num_tiles == 256 &&
+              l->arg_bytes == sizeof(kiln_tma_params),
+          "split-K wgmma: grid %u, %d tiles", l->grid[0], l->tma.num_tiles);
+    CHECK(l->params.k_tiles_per_split == 16 && l->params.workspace == ws, "split-K wgmma params");
+    l = &fake.last[1];
+    CHECK(strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8_SPLITK].reduce_name) == 0 && l->grid[0] == 4096 &&
+              l->grid[1] == 1 && l->grid[2] == 2 && l->block == KILN_REDUCE_THREADS && l->lds == 0 &&
+              l->arg_bytes == sizeof(kiln_gemm_params),
+          "wgmma reduce launch");
+    CHECK(memcmp(&l->params, &fake.last[0].tma.p, sizeof l->params) == 0, "the reduce gets the GEMM's params");
+
+    /* f16 x prepacked e4m3: A of 2-byte elements (box 64 wide), B's rows run to the padded ldb */
+    kiln_problem_init(&p, F16, E4M3, F32, TN, 256, 512, 104);
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    l = &fake.last[0];
+    CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_MIXED].name) == 0 && l->grid[0] == 8 &&
+              l->tma.num_tiles == 8 && l->block == 384 && l->lds == 131072,
+          "mixed wgmma launch");
+    CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2, "mixed params");
+    CHECK(encoded(&fake.encode[0], 2, args.a, 104, 256, 1, 208, 104 * 256 * 2, 64, 128), "map of f16 A");
+    CHECK(encoded(&fake.encode[1], 1, args.b, 112, 512, 1, 112, 112 * 512, 128, 128), "map of prepacked B");
+
+    /* a failing encode (of A, then of B) launches nothing */
+    p = wgmma_problem(2048, 1024, 4096);
+    for (int which = 1; which <= 2; which++) {
+        fake_reset();
+        fake.fail_encode = which;
+        EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_DRIVER_ERROR);
+        CHECK(fake.launches == 0 && fake.encodes == which, "encode %d fails: %d launches", which, fake.launches);
+    }
+    fake.fail_encode = 0;
+}
+
+/* The grid against the SM count, and a backend without tma_encode. Own handles on the fake device. */
+static void test_wgmma_backends(void)
+{
+    kiln_handle h = NULL;
+    kiln_args args = good_args();
+    kiln_problem p = wgmma_problem(2048, 1024, 4096);
+    p.batch = 3; /* 384 tiles */
+    static const struct {
+        int sms;
+        uint32_t grid;
+    } cases[] = {{0, 384}, {1000, 384}, {384, 384}, {383, 383}, {1, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fake_sm_count = cases[i].sms;
+        EXPECT(kiln_create_with_backend(&h, &fake_backend), KILN_STATUS_SUCCESS);
+        fake_reset();
+        EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+        CHECK(fake.launches == 1 && fake.last[0].grid[0] == cases[i].grid && fake.last[0].tma.num_tiles == 384,
+              "%d SMs: grid %u, want %u", cases[i].sms, fake.last[0].grid[0], cases[i].grid);
+        EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
+    }
+    fake_sm_count = 132;
+
+    EXPECT(kiln_create_with_backend(&h, &fake_backend_no_tma), KILN_STATUS_SUCCESS);
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_CODE_FOR_DEVICE);
+    kiln_problem mixed;
+    kiln_problem_init(&mixed, F16, E4M3, F32, TN, 256, 512, 104);
+    EXPECT(kiln_run(h, &mixed, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_CODE_FOR_DEVICE);
+    CHECK(fake.launches == 0 && fake.loads == 0 && fake.encodes == 0, "no tma_encode: %d launches, %d loads",
+          fake.launches, fake.loads);
+    /* the other families still run there */
+    kiln_problem mma = fp8_problem(4096, 4096, 4096);
+    EXPECT(kiln_run(h, &mma, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.last[0].arg_bytes == sizeof(kiln_gemm_params), "mma without tma_encode");
+    EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
+    CHECK(fake.bad_arg_bytes == 0, "every argument had a known size");
+}
+
+int main(void)
+{
+    kiln_handle h = NULL;
+    EXPECT(kiln_create_with_backend(&h, &fake_backend), KILN_STATUS_SUCCESS);
+    test_run_wgmma(h);
+    EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
+    test_wgmma_backends();
+    return test_summary("test_wgmma");
+}

@@ -1,0 +1,416 @@
+/* libFuzzer harness over the public API (kiln_check_problem, kiln_query, kiln_explain, kiln_explain_size, kiln_run,
+ * kiln_algo_name, kiln_prepack_b) on the fake tables and the counting fake device of tests/c. The input's bytes are
+ * decoded into a problem (starting from kiln_problem_init, then field overwrites with edge values), arguments, an
+ * algo and a workspace. It aborts (a crash libFuzzer reports) when:
+ *   - a call that failed launched, encoded or filled anything, or left kiln_last_error empty; a success left it set;
+ *   - check, query or explain launched anything; query and explain disagree, or differ from a failing check;
+ *   - a launch does not fit the problem: its kernel, grid, threads and LDS against the table and kiln_abi.h, the
+ *     parameters against the problem, k tiles per split in range, every split-K slice non-empty, no TMA kernel and
+ *     no split-K at k = 0; tensor maps whose dims and strides are not the problem's or break the driver's rules;
+ *   - a zero fill for a problem that needs a kernel, or one outside D.
+ * ASan and UBSan (tests/sanitize) report memory errors and signed overflow anywhere in the runtime.
+ * Runs: see tests/fuzz/README.md. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "fake_backend.h"
+
+#define REQUIRE(cond, ...)                                                                                            \
+    do {                                                                                                              \
+        if (!(cond)) {                                                                                                \
+            fprintf(stderr, "fuzz_api: %s:%d: %s: ", __FILE__, __LINE__, #cond);                                      \
+            fprintf(stderr, __VA_ARGS__);                                                                             \
+            fputc('\n', stderr);                                                                                      \
+            abort();                                                                                                  \
+        }                                                                                                             \
+    } while (0)
+
+/* ---- decoding ---- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static uint8_t u8(reader *r)
+{
+    if (r->n == 0)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static uint64_t u64(reader *r)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | u8(r);
+    return v;
+}
+
+/* A size or leading dimension, biased to the values where limits sit. */
+static int64_t value(reader *r)
+{
+    static const int64_t EDGES[16] = {INT64_MAX,
+                                      INT64_MIN,
+                                      INT32_MAX,
+                                      (int64_t)INT32_MAX + 1,
+                                      UINT32_MAX,
+                                      INT64_C(1) << 32,
+                                      INT64_C(1) << 40,
+                                      (INT64_C(1) << 40) - 16,
+                                      INT64_C(1) << 57,
+                                      INT64_C(1) << 62,
+                                      INT64_MAX / 2,
+                                      65535,
+                                      65536,
+                                      -1,
+                                      0,
+                                      1};
+    uint8_t s = u8(r);
+    switch (s % 8) {
+    case 0: return u8(r);
+    case 1: return (int64_t)u8(r) << 8 | u8(r);
+    case 2: return INT64_C(1) << (u8(r) % 63);
+    case 3: return (INT64_C(1) << (u8(r) % 62)) + (int8_t)u8(r);
+    case 4: return (int64_t)u64(r);
+    case 5: return -(int64_t)u8(r);
+    case 6: return EDGES[u8(r) % 16];
+    default: return (int64_t)u8(r) * 16;
+    }
+}
+
+/* A device address: aligned, odd, NULL or near the top of the address space. */
+static const void *pointer(reader *r, uintptr_t base)
+{
+    uint8_t s = u8(r);
+    if (s % 16 >= 8)
+        return (const void *)base; /* mostly valid, so that runs get past the argument checks */
+    switch (s % 8) {
+    case 0:
+    case 1: return (const void *)base;
+    case 2: return (const void *)(base + 1);
+    case 3: return (const void *)(base + 2);
+    case 4: return (const void *)(base + 8);
+    case 5: return NULL;
+    case 6: return (const void *)(UINTPTR_MAX - 255);
+    default: return (const void *)(base + (uintptr_t)u8(r) * 4);
+    }
+}
+
+static void overwrite(kiln_problem *p, uint8_t field, int64_t v)
+{
+    switch (field % 22) {
+    case 0: p->lda = v; break;
+    case 1: p->ldb = v; break;
+    case 2: p->ldc = v; break;
+    case 3: p->ldd = v; break;
+    case 4: p->stride_a = v; break;
+    case 5: p->stride_b = v; break;
+    case 6: p->stride_c = v; break;
+    case 7: p->stride_d = v; break;
+    case 8: p->batch = v; break;
+    case 9: p->m = v; break;
+    case 10: p->n = v; break;
+    case 11: p->k = v; break;
+    case 12: p->scale_a = (kiln_scale_mode)(int)(v % 5); break;
+    case 13: p->scale_b = (kiln_scale_mode)(int)(v % 5); break;
+    case 14: p->has_bias = (int)(v % 3); break;
+    case 15: p->bias_type = (kiln_dtype)(int)(v % 9); break;
+    case 16: p->has_c = (int)(v % 3); break;
+    case 17: p->activation = (kiln_activation)(int)(v % 6); break;
+    case 18: p->b_prepacked = (int)(v % 3); break;
+    case 19: p->batch = v % 8; break;
+    case 20: p->stride_a = p->stride_b = 0; break;
+    default: p->ldd = p->n < INT64_MAX - 63 ? p->n + (v & 63) : p->n; break; /* a padded D */
+    }
+}
+
+/* ---- what a launch must look like ---- */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The solution whose kernel (or reduce kernel, *reduce = 1) has this symbol. */
+static const kiln_solution *by_symbol(const char *symbol, int *reduce)
+{
+    for (int i = 0; i < kiln_num_solutions; i++) {
+        const kiln_solution *s = &kiln_solutions[i];
+        if (strcmp(s->name, symbol) == 0 || (s->reduce_name && strcmp(s->reduce_name, symbol) == 0)) {
+            *reduce = strcmp(s->name, symbol) != 0;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+static void check_map(const fake_encode *e, const void *base, int elem, uint64_t cols, uint64_t rows,
+                      const kiln_problem *p, int64_t ld, int64_t stride, int tile)
+{
+    __int128 row = (__int128)ld * elem;
+    __int128 batch = p->batch > 1 ? (__int128)stride * elem : row * (__int128)rows;
+    REQUIRE(e->base == base && e->elem_bytes == elem, "map base/elem");
+    REQUIRE(e->dims[0] == cols && e->dims[1] == rows && e->dims[2] == (uint64_t)p->batch, "map dims");
+    REQUIRE((__int128)e->strides[0] == row && (__int128)e->strides[1] == batch, "map strides");
+    for (int i = 0; i < 3; i++)
+        REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
+                "map dims/box limits");
+    for (int i = 0; i < 2; i++)
+        REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "map stride limits %llu",
+                (unsigned long long)e->strides[i]);
+    REQUIRE((uintptr_t)base % 16 == 0 && e->box[0] * (uint32_t)elem == 128 && e->box[1] == (uint32_t)tile &&
+                e->box[2] == 1,
+            "map base/box");
+}
+
+/* A successful kiln_run of a problem that needs a GEMM kernel: the launches fit the problem. */
+static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void *ws, int sms)
+{
+    int reduce = 0;
+    REQUIRE(fake.launches >= 1 && fake.zeros == 0 && fake.bad_arg_bytes == 0, "launches %d", fake.launches);
+    const fake_launch *l = &fake.last[0];
+    const kiln_solution *s = by_symbol(l->symbol, &reduce);
+    REQUIRE(s && !reduce, "the first launch is a GEMM kernel of the table");
+    REQUIRE(fake.launches == (s->gsu > 1 ? 2 : 1), "%d launches for gsu %d", fake.launches, s->gsu);
+    REQUIRE(s->a_type == p->a_type && s->b_type == p->b_type && s->d_type == p->d_type && s->layout == p->layout &&
+                s->b_prepacked == p->b_prepacked,
+            "a kernel of the problem type");
+    REQUIRE(l->block == (uint32_t)s->threads && l->lds == (uint32_t)s->lds_bytes && l->lds <= FAKE_MAX_LDS,
+            "threads and LDS from the table");
+    REQUIRE(p->k % s->k_multiple == 0 && (s->align_a < 2 || p->lda % s->align_a == 0) &&
+                (s->align_b < 2 || p->ldb % s->align_b == 0),
+            "predicates hold");
+    int wgmma = kiln_solution_wgmma(s);
+    REQUIRE(!(p->k == 0 && (wgmma || s->gsu > 1)), "k = 0 runs neither a TMA kernel nor split-K");
+    const kiln_gemm_params *g = &l->params;
+    int64_t kb = p->b_prepacked ? p->ldb : p->k;
+    int64_t tm = ceil_div(p->m, s->mt0), tn = ceil_div(p->n, s->mt1), kt = ceil_div(kb, s->depth_u);
+    int64_t kps = ceil_div(kt, s->gsu);
+    REQUIRE(g->m == p->m && g->n == p->n && g->k == p->k && g->batch == p->batch && g->tiles_m == tm &&
+                g->tiles_n == tn && g->k_tiles_per_split == kps && kps >= 0 && kps <= INT32_MAX,
+            "sizes and tiles");
+    REQUIRE(s->gsu == 1 || (s->gsu - 1) * kps < kt, "every split-K slice has a K tile");
+    REQUIRE(g->lda == p->lda && g->ldb == p->ldb && g->ldd == p->ldd && g->stride_a == p->stride_a &&
+                g->stride_d == p->stride_d && g->a == a->a && g->b == a->b && g->d == a->d &&
+                g->c == (p->has_c ? a->c : NULL) && g->bias == (p->has_bias ? a->bias : NULL) &&
+                g->workspace == (s->gsu > 1 ? ws : NULL),
+            "pointers and leading dimensions");
+    REQUIRE(l->grid[1] == 1 && l->grid[0] >= 1 && l->grid[0] <= INT32_MAX && l->grid[2] >= 1 && l->grid[2] <= 65535,
+            "grid within the device limits");
+    __int128 tiles = (__int128)tm * tn;
+    if (wgmma) {
+        __int128 all = tiles * p->batch * s->gsu;
+        REQUIRE(l->arg_bytes == sizeof(kiln_tma_params) && l->tma.num_tiles == all && l->grid[2] == 1, "TMA tiles");
+        __int128 want = s->persistent && sms > 0 && sms < all ? sms : all;
+        REQUIRE(l->grid[0] == want, "grid x %u, want %lld", l->grid[0], (long long)want);
+        REQUIRE(fake.encodes == 2, "two maps");
+        int ea = (int)kiln_dtype_bytes(p->a_type), eb = (int)kiln_dtype_bytes(p->b_type);
+        check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0);
+        check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, p, p->ldb, p->stride_b, s->mt1);
+    } else {
+        REQUIRE(l->arg_bytes == sizeof(kiln_gemm_params) && l->grid[0] == tiles &&
+                    l->grid[2] == (uint32_t)(p->batch * s->gsu) && fake.encodes == 0,
+                "plain grid %u x %u", l->grid[0], l->grid[2]);
+    }
+    if (s->gsu > 1) {
+        const fake_launch *r = &fake.last[1];
+        const kiln_solution *rs = by_symbol(r->symbol, &reduce);
+        REQUIRE(rs == s && reduce && r->block == KILN_REDUCE_THREADS && r->lds == 0 &&
+                    r->grid[0] == ceil_div(p->m * p->n, KILN_REDUCE_THREADS) && r->grid[1] == 1 &&
+                    r->grid[2] == p->batch && r->arg_bytes == sizeof(kiln_gemm_params),
+                "reduce launch");
+        REQUIRE(ws && (uintptr_t)ws % 16 == 0, "split-K workspace");
+    }
+}
+
+/* A successful zero fill stays inside D and covers m * batch rows of n elements. */
+static void check_zero_run(const kiln_problem *p, const kiln_args *a)
+{
+    uint64_t ed = kiln_dtype_bytes(p->d_type), width = (uint64_t)p->n * ed;
+    REQUIRE(fake.launches == 0 && fake.encodes == 0 && fake.zeros >= 1, "a zero fill, no kernel");
+    uint64_t rows = 0;
+    for (int i = 0; i < fake.zeros && i < 2; i++) {
+        const fake_zero *z = &fake.zero[i];
+        REQUIRE(z->width == width && z->pitch >= z->width && z->height >= 1, "fill shape");
+        REQUIRE((uintptr_t)z->dst >= (uintptr_t)a->d, "fill inside D");
+    }
+    rows = fake.zeros == 1 ? fake.zero[0].height : (uint64_t)fake.zeros * fake.zero[0].height;
+    REQUIRE(rows == (uint64_t)p->m * (uint64_t)p->batch, "rows %llu", (unsigned long long)rows);
+}
+
+/* ---- one input ---- */
+
+/* What the inputs reached, printed at exit when KILN_FUZZ_STATS is set (tests/fuzz/README.md). */
+static struct {
+    long inputs, failed_runs, empty_runs, zero_fills, plain_runs, tma_runs, splitk_runs;
+} stats;
+
+static void print_stats(void)
+{
+    fprintf(stderr,
+            "fuzz_api: %ld inputs: runs refused %ld, empty %ld, zero fills %ld, plain launches %ld, TMA launches %ld "
+            "(split-K %ld)\n",
+            stats.inputs, stats.failed_runs, stats.empty_runs, stats.zero_fills, stats.plain_runs, stats.tma_runs,
+            stats.splitk_runs);
+}
+
+static void expect_error_state(kiln_handle h, kiln_status st, int launches, int zeros, int encodes, const char *call)
+{
+    const char *e = kiln_last_error(h);
+    REQUIRE(e != NULL, "%s: never NULL", call);
+    if (st == KILN_STATUS_SUCCESS) {
+        REQUIRE(e[0] == '\0', "%s: success leaves no text, got '%s'", call, e);
+    } else {
+        REQUIRE(e[0] != '\0' && strstr(e, call) == e, "%s failed (%s) without a text: '%s'", call,
+                kiln_status_string(st), e);
+        REQUIRE(fake.launches == launches && fake.zeros == zeros && fake.encodes == encodes,
+                "%s failed (%s: %s) and ran something", call, kiln_status_string(st), e);
+    }
+}
+
+static void fuzz_prepack(reader *r)
+{
+    int64_t n = u8(r) % 40, k = u8(r) % 70, ld = (int64_t)(u8(r) % 80) - 4;
+    kiln_layout layout = (kiln_layout)(u8(r) % 3);
+    int slack = (int8_t)u8(r);
+    size_t bytes = 0;
+    int64_t kp = 0;
+    if (kiln_prepack_b_size(n, k, &bytes, &kp) != KILN_STATUS_SUCCESS)
+        return;
+    int64_t rows = layout == KILN_LAYOUT_NN ? k : n;
+    size_t src_bytes = rows > 0 && ld > 0 ? (size_t)((rows - 1) * ld + (layout == KILN_LAYOUT_NN ? n : k)) : 1;
+    size_t dst_bytes = (int64_t)bytes + slack > 0 ? (size_t)((int64_t)bytes + slack) : 0;
+    uint8_t *src = malloc(src_bytes ? src_bytes : 1), *dst = malloc(dst_bytes ? dst_bytes : 1);
+    REQUIRE(src && dst, "memory");
+    memset(src, 0x5A, src_bytes);
+    kiln_status st = kiln_prepack_b(src, layout, n, k, ld, dst, dst_bytes);
+    REQUIRE(st != KILN_STATUS_SUCCESS || dst_bytes >= bytes, "prepack succeeded into a short buffer");
+    REQUIRE((st == KILN_STATUS_SUCCESS) == (kiln_last_error(NULL)[0] == '\0'), "prepack text");
+    free(src);
+    free(dst);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    if (stats.inputs++ == 0 && getenv("KILN_FUZZ_STATS"))
+        atexit(print_stats);
+    uint8_t flags = u8(&r);
+    static const int SMS[4] = {132, 0, 1, 7};
+    fake_sm_count = SMS[(flags >> 4) & 3];
+    const kiln_backend *backend = (flags & 3) == 1 ? &fake_backend_no_tma : (flags & 3) == 2 ? NULL : &fake_backend;
+    kiln_handle h = NULL;
+    REQUIRE(kiln_create_with_backend(&h, backend) == KILN_STATUS_SUCCESS && h, "handle");
+    if (flags & 4)
+        kiln_set_arch(h, (flags & 64) ? "sm89" : "sm90");
+
+    kiln_dtype types[3];
+    for (int i = 0; i < 3; i++)
+        types[i] = (kiln_dtype)(u8(&r) % 9); /* 7 and 8 are not dtypes */
+    kiln_layout layout = (kiln_layout)(u8(&r) % 3);
+    int64_t m = value(&r), n = value(&r), k = value(&r);
+    kiln_problem p;
+    if (kiln_problem_init(&p, types[0], types[1], types[2], layout, m, n, k) != KILN_STATUS_SUCCESS) {
+        kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 1, 1, 1);
+        p.a_type = types[0], p.b_type = types[1], p.d_type = types[2], p.layout = layout;
+        p.m = m, p.n = n, p.k = k;
+    }
+    for (int i = 0, edits = u8(&r) % 8; i < edits; i++) {
+        uint8_t field = u8(&r);
+        overwrite(&p, field, value(&r));
+    }
+    kiln_args args;
+    memset(&args, 0, sizeof args);
+    args.a = pointer(&r, 0x10000000);
+    args.b = pointer(&r, 0x20000000);
+    args.c = pointer(&r, 0x30000000);
+    args.d = (void *)(uintptr_t)pointer(&r, 0x40000000);
+    args.scale_a = pointer(&r, 0x50000000);
+    args.scale_b = pointer(&r, 0x50000100);
+    args.bias = pointer(&r, 0x60000000);
+    args.alpha = 1.0f;
+    uint8_t algo_pick = u8(&r), ws_pick = u8(&r);
+    int requested = (int)(u8(&r) % 20) - 2;
+    size_t explain_len = (size_t)u8(&r) * 64 + 1;
+
+    fake_reset();
+    fake.fail_encode = (flags & 8) ? 1 + (ws_pick & 1) : 0;
+    kiln_status check = kiln_check_problem(h, &p);
+    expect_error_state(h, check, 0, 0, 0, "kiln_check_problem");
+
+    kiln_algo algos[20];
+    int returned = -1;
+    kiln_status query = kiln_query(h, &p, &args, algos, requested, &returned);
+    expect_error_state(h, query, 0, 0, 0, "kiln_query");
+    if (requested >= 1 && check != KILN_STATUS_SUCCESS)
+        REQUIRE(query == check, "query %d, check %d", query, check);
+    REQUIRE(query == KILN_STATUS_SUCCESS ? returned >= 1 && returned <= requested : returned <= 0, "returned %d",
+            returned);
+    for (int i = 0; i < returned; i++) {
+        const char *name = NULL;
+        REQUIRE(kiln_algo_name(h, &algos[i], &name) == KILN_STATUS_SUCCESS && name, "algo names");
+        REQUIRE(algos[i].solution_index == UINT32_MAX ||
+                    (algos[i].solution_index < (uint32_t)kiln_num_solutions &&
+                     kiln_solutions[algos[i].solution_index].name_hash == algos[i].name_hash),
+                "algo %d", i);
+    }
+
+    char *text = malloc(explain_len);
+    REQUIRE(text, "memory");
+    memset(text, 'x', explain_len);
+    kiln_status explain = kiln_explain(h, &p, &args, text, explain_len);
+    expect_error_state(h, explain, 0, 0, 0, "kiln_explain");
+    REQUIRE(memchr(text, '\0', explain_len) != NULL, "explain text is terminated");
+    if (requested >= 1)
+        REQUIRE(explain == query, "explain %d, query %d", explain, query);
+    size_t need = 0;
+    REQUIRE(kiln_explain_size(h, &p, &args, &need) == KILN_STATUS_SUCCESS && need >= 1, "explain size");
+    REQUIRE(need > explain_len || strlen(text) + 1 == need, "a text that fits is whole");
+    free(text);
+    REQUIRE(fake.launches == 0 && fake.zeros == 0 && fake.encodes == 0, "queries ran nothing");
+
+    const kiln_algo *algo = NULL;
+    kiln_algo chosen;
+    if (algo_pick % 4 == 1 && returned > 0) {
+        algo = &algos[(algo_pick / 4) % returned];
+    } else if (algo_pick % 4 == 2) {
+        memset(&chosen, 0, sizeof chosen);
+        chosen.solution_index = (uint32_t)((algo_pick / 4) % kiln_num_solutions);
+        chosen.name_hash = kiln_solutions[chosen.solution_index].name_hash;
+        chosen.gsu = (uint32_t)kiln_solutions[chosen.solution_index].gsu;
+        algo = &chosen;
+    } else if (algo_pick % 4 == 3) {
+        memset(&chosen, 0, sizeof chosen);
+        chosen.name_hash = algo_pick * UINT64_C(0x9E3779B97F4A7C15);
+        algo = &chosen;
+    }
+    uint64_t need_ws = algo && returned > 0 ? algo->workspace_bytes : 0;
+    void *ws = ws_pick % 3 == 0 ? NULL : (void *)(uintptr_t)(0x70000000 + (ws_pick % 3 == 2 ? 4 : 0));
+    size_t ws_bytes = ws_pick & 0x80 ? (size_t)need_ws : (size_t)ws_pick << 20;
+    fake_reset();
+    fake.fail_encode = (flags & 8) ? 1 + (ws_pick & 1) : 0;
+    kiln_status run = kiln_run(h, &p, algo, &args, ws, ws_bytes, NULL);
+    expect_error_state(h, run, 0, 0, fake.encodes, "kiln_run");
+    if (check != KILN_STATUS_SUCCESS)
+        REQUIRE(run == check, "run %d, check %d", run, check);
+    if (run != KILN_STATUS_SUCCESS) {
+        REQUIRE(fake.launches == 0 && fake.zeros == 0, "nothing launches after an error");
+        stats.failed_runs++;
+    } else if (p.m == 0 || p.n == 0 || p.batch == 0) {
+        REQUIRE(fake.launches == 0 && fake.zeros == 0 && fake.encodes == 0, "an empty problem runs nothing");
+        stats.empty_runs++;
+    } else if (p.k == 0 && !p.has_c && !p.has_bias) {
+        check_zero_run(&p, &args);
+        stats.zero_fills++;
+    } else {
+        check_gemm_run(&p, &args, ws, fake_sm_count);
+        *(fake.encodes ? &stats.tma_runs : &stats.plain_runs) += 1;
+        stats.splitk_runs += fake.launches == 2;
+    }
+    kiln_destroy(h);
+
+    fuzz_prepack(&r);
+    return 0;
+}
