@@ -124,6 +124,24 @@ def replace_number(rng, text):
     return f"number {old} -> {short_repr(new)}", _splice(text, m, new)
 
 
+_SETTING = re.compile(r"(?<=[{,] )([a-z_]+): (\[[^\[\]\n]*\]|[^,{}\[\]\n#]+)")
+
+
+def edge_setting(rng, text):
+    """One value of a `key: value` in a flow mapping (a parameter, a size, an index), or one of its list's items,
+    set to an edge number."""
+    m = _pick(rng, _SETTING, text)
+    if not m:
+        return "no settings", text
+    key, value = m.group(1), m.group(2)
+    edge = rng.choice(NUMBERS[:12] + ("0", "-1", "1"))
+    if value.startswith("["):
+        items = [item.strip() for item in value[1:-1].split(",")]
+        items[rng.randrange(len(items))] = edge
+        edge = "[" + ", ".join(items) + "]"
+    return f"{key}: {value} -> {short_repr(edge)}", text[:m.start()] + f"{key}: {edge}" + text[m.end():]
+
+
 def nest(rng, text):
     m = _pick(rng, _VALUE, text)
     if not m:
@@ -215,8 +233,8 @@ def structure(rng, text):
 
 
 TEXT_MUTATORS = (delete_line, duplicate_line, typo_key, delete_flow_item, duplicate_flow_item, swap_values,
-                 replace_value, replace_number, replace_number, nest, nest_block, alias_bomb, tabs, line_ends, indent,
-                 insert_token, structure)
+                 replace_value, replace_number, replace_number, edge_setting, edge_setting, nest, nest_block,
+                 alias_bomb, tabs, line_ends, indent, insert_token, structure)
 
 
 # --- byte mutators: (rng, data) -> (what, new data) -----------------------------------------------------------------
