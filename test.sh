@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kiln tests (no GPU needed; the GPU suite runs too when torch and a GPU are present):
 #   generated/ is current, generator tests, a CI build (the ci kernel subset of NVIDIA, every AMD kernel) with resource
-#   and ISA checks, the C tests, the AMD kernels emulated on the CPU.
+#   and ISA checks, the C tests (plain, then under ASan + UBSan), a bounded run of the C API fuzzer, the AMD kernels
+#   emulated on the CPU.
 set -euo pipefail
 cd "$(dirname "$0")"
 source .ci/deps.sh
