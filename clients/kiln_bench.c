@@ -12,603 +12,25 @@
  * Like kiln_example, it talks to the GPU through the CUDA driver API opened with dlopen at run time (no CUDA toolkit
  * needed to build). It makes the device's primary context current before kiln_create, so that the kiln handle binds
  * to the same context. Exit status: 0 all candidates ran and passed, 1 some candidate failed, 2 usage/setup error.
+ *
+ * It uses only kiln's public API (kiln/kiln.h, kiln/kiln_convert.h). Files: this one runs the sizes and candidates;
+ * bench_cuda.c opens the driver, bench_options.c reads the command line, bench_reference.c makes inputs and the host
+ * reference and checks D, bench_report.c prints and writes the rows.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_cuda.h"
+#include "bench_options.h"
+#include "bench_reference.h"
+#include "bench_report.h"
 #include "kiln/kiln.h"
 
-#include "dtype.h"
-#include "fp8.h"
-
-#if defined(__GNUC__)
-#define PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
-#else
-#define PRINTF_LIKE(fmt, first)
-#endif
-
 #define MAX_CANDIDATES 4096
-#define MAX_ITERS 100000
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* CUDA driver API, declared by hand (cuda.h is not needed; the library does the same). */
-
-typedef int CUresult;
-typedef int CUdevice;
-typedef void *CUcontext;
-typedef void *CUevent;
-typedef void *CUstream;
-typedef unsigned long long CUdeviceptr;
-
-struct driver {
-    CUresult (*init)(unsigned int);
-    CUresult (*device_get_count)(int *);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*device_get_name)(char *, int, CUdevice);
-    CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
-    CUresult (*primary_ctx_release)(CUdevice);
-    CUresult (*ctx_set_current)(CUcontext);
-    CUresult (*ctx_synchronize)(void);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*mem_free)(CUdeviceptr);
-    CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t);
-    CUresult (*event_create)(CUevent *, unsigned int);
-    CUresult (*event_destroy)(CUevent);
-    CUresult (*event_record)(CUevent, CUstream);
-    CUresult (*event_synchronize)(CUevent);
-    CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
-    CUresult (*get_error_string)(CUresult, const char **); /* optional */
-};
-
-static struct driver cu;
-
-/* dlsym into a function pointer without the object-to-function pointer cast ISO C does not define. */
-static int load_symbol(void *lib, const char *name, void *fn_ptr, size_t size)
-{
-    void *sym = dlsym(lib, name);
-    if (!sym)
-        return 0;
-    memcpy(fn_ptr, &sym, size);
-    return 1;
-}
-
-#define LOAD(field, name) (load_symbol(lib, name, &cu.field, sizeof cu.field) || (missing = name, 0))
-
-static const char *load_driver(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return "libcuda.so.1 (dlopen failed: no NVIDIA driver?)";
-    const char *missing = NULL;
-    int ok = LOAD(init, "cuInit") && LOAD(device_get_count, "cuDeviceGetCount") &&
-             LOAD(device_get, "cuDeviceGet") && LOAD(device_get_name, "cuDeviceGetName") &&
-             LOAD(primary_ctx_retain, "cuDevicePrimaryCtxRetain") && LOAD(ctx_set_current, "cuCtxSetCurrent") &&
-             LOAD(ctx_synchronize, "cuCtxSynchronize") && LOAD(mem_alloc, "cuMemAlloc_v2") &&
-             LOAD(mem_free, "cuMemFree_v2") && LOAD(memcpy_htod, "cuMemcpyHtoD_v2") &&
-             LOAD(memcpy_dtoh, "cuMemcpyDtoH_v2") && LOAD(memset_d8, "cuMemsetD8_v2") &&
-             LOAD(event_create, "cuEventCreate") && LOAD(event_record, "cuEventRecord") &&
-             LOAD(event_synchronize, "cuEventSynchronize") && LOAD(event_elapsed_time, "cuEventElapsedTime");
-    if (!ok)
-        return missing;
-    if (!load_symbol(lib, "cuDevicePrimaryCtxRelease_v2", &cu.primary_ctx_release, sizeof cu.primary_ctx_release))
-        load_symbol(lib, "cuDevicePrimaryCtxRelease", &cu.primary_ctx_release, sizeof cu.primary_ctx_release);
-    if (!load_symbol(lib, "cuEventDestroy_v2", &cu.event_destroy, sizeof cu.event_destroy))
-        load_symbol(lib, "cuEventDestroy", &cu.event_destroy, sizeof cu.event_destroy);
-    load_symbol(lib, "cuGetErrorString", &cu.get_error_string, sizeof cu.get_error_string);
-    return NULL;
-}
-
-static const char *cu_error(CUresult rc)
-{
-    const char *s = NULL;
-    if (cu.get_error_string && cu.get_error_string(rc, &s) == 0 && s)
-        return s;
-    return "CUDA error";
-}
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* Number formats: the runtime's own conversions (runtime/src/fp8.c, dtype.c, compiled into this client), exact on
- * decode; the encoders round to nearest even. */
-
-static int is_fp8(kiln_dtype t) { return kiln_dtype_is_fp8(t); }
-static int is_half(kiln_dtype t) { return kiln_dtype_is_half(t); }
-static size_t dtype_bytes(kiln_dtype t) { return kiln_dtype_bytes(t); }
-
-/* Value of every code of an input type: 256 entries for fp8, 65536 for f16/bf16. */
-static double *make_lut(kiln_dtype t)
-{
-    size_t count = is_fp8(t) ? 256 : 65536;
-    double *lut = malloc(count * sizeof *lut);
-    if (!lut)
-        return NULL;
-    for (size_t i = 0; i < count; i++)
-        lut[i] = is_fp8(t) ? kiln_fp8_to_f32(t, (uint8_t)i) : t == KILN_DTYPE_F16 ? kiln_f16_to_f32((uint16_t)i)
-                                                                                   : kiln_bf16_to_f32((uint16_t)i);
-    return lut;
-}
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* Deterministic random numbers (splitmix64). */
-
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double next_unit(uint64_t *state) { return (double)(next_u64(state) >> 11) * 0x1p-53; } /* [0, 1) */
-
-static uint64_t below(uint64_t *state, uint64_t n) { return n ? next_u64(state) % n : 0; }
-
-/* Random finite fp8 codes of moderate magnitude: |x| in [2^-3, 2^2), uniform over those codes (both signs). */
-static uint8_t random_fp8(kiln_dtype t, uint64_t *state)
-{
-    for (;;) {
-        uint8_t code = (uint8_t)(next_u64(state) >> 56);
-        float x = fabsf(kiln_fp8_to_f32(t, code));
-        if (x >= 0.125f && x < 4.0f)
-            return code;
-    }
-}
-
-/* count elements of type t (fp8, f16 or bf16) into out. */
-static void fill_random(kiln_dtype t, void *out, size_t count, uint64_t *state)
-{
-    if (is_fp8(t)) {
-        uint8_t *p = out;
-        for (size_t i = 0; i < count; i++)
-            p[i] = random_fp8(t, state);
-    } else {
-        uint16_t *p = out;
-        for (size_t i = 0; i < count; i++) {
-            double x = 2.0 * next_unit(state) - 1.0;
-            p[i] = t == KILN_DTYPE_F16 ? kiln_f32_to_f16((float)x) : kiln_f32_to_bf16((float)x);
-        }
-    }
-}
-
-static double element(const void *base, size_t index, size_t bytes, const double *lut)
-{
-    if (bytes == 1)
-        return lut[((const uint8_t *)base)[index]];
-    uint16_t v;
-    memcpy(&v, (const uint8_t *)base + index * 2, 2);
-    return lut[v];
-}
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* Options, sizes, result rows. */
-
-struct size4 {
-    int64_t m, n, k, batch;
-};
-
-enum { SOL_ALL, SOL_TOP1, SOL_LIST };
-
-struct options {
-    kiln_dtype a, b, d;
-    int have_a, have_b, have_d;
-    kiln_layout layout;
-    struct size4 *sizes;
-    int nsizes, cap_sizes;
-    int solutions;
-    char *solutions_arg; /* the --solutions text, split in place into names */
-    char **names;
-    int nnames;
-    int warmup, iters, samples, device, quiet;
-    const char *csv_path, *json_path;
-};
-
-struct row {
-    struct size4 s;
-    int rank;         /* kiln's rank, -1 when no candidate ran (skipped, query failure) */
-    const char *name; /* kernel name, or "-" */
-    int timed, checked;
-    double ms, min_ms, tflops, rel_err;
-    int pass; /* 1 pass, 0 fail, -1 skipped */
-    char status[256];
-};
-
-struct rows {
-    struct row *v;
-    int n, cap;
-};
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: kiln_bench --a TYPE --b TYPE --d TYPE [--layout TN|NN] [--sizes MxNxK[xBATCH],...]\n"
-            "                  [--sizes-file FILE] [--solutions all|top1|NAME,NAME...] [--warmup 5] [--iters 20]\n"
-            "                  [--samples 256] [--csv FILE] [--json FILE] [--device N] [--quiet]\n"
-            "  TYPE: f32 f16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz (fp8 x fp8: scaled GEMM, TN; f16/bf16 x fp8: B\n"
-            "        prepacked, TN; f16 x f16 / bf16 x bf16: GEMM). D: f32, f16 or bf16.\n"
-            "  default sizes: 1024x1024x1024,4096x4096x4096,8192x8192x8192\n"
-            "  exit status: 0 all passed, 1 a candidate failed, 2 usage or setup error\n");
-}
-
-PRINTF_LIKE(1, 2) static int die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("kiln_bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 2;
-}
-
-static int parse_dtype(const char *s, kiln_dtype *out)
-{
-    for (int t = 0; t < KILN_DTYPE_COUNT; t++)
-        if (strcmp(s, kiln_dtype_name((kiln_dtype)t)) == 0) {
-            *out = (kiln_dtype)t;
-            return 1;
-        }
-    return 0;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
-/* "MxNxK" or "MxNxKxBATCH", surrounding blanks allowed. */
-static int parse_size(const char *s, struct size4 *out)
-{
-    int64_t v[4] = {0, 0, 0, 1};
-    int count = 0;
-    const char *p = s;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long long x = strtoll(p, &end, 10);
-        if (end == p || errno || x < 1 || x > INT32_MAX || count == 4)
-            return 0;
-        v[count++] = x;
-        p = end;
-        if (*p != 'x' && *p != 'X')
-            break;
-        p++;
-    }
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-        p++;
-    if (*p || count < 3)
-        return 0;
-    *out = (struct size4){v[0], v[1], v[2], v[3]};
-    return 1;
-}
-
-static int add_size(struct options *o, const char *text)
-{
-    struct size4 s;
-    if (!parse_size(text, &s))
-        return 0;
-    if (o->nsizes == o->cap_sizes) {
-        int cap = o->cap_sizes ? 2 * o->cap_sizes : 16;
-        struct size4 *v = realloc(o->sizes, (size_t)cap * sizeof *v);
-        if (!v)
-            return 0;
-        o->sizes = v, o->cap_sizes = cap;
-    }
-    o->sizes[o->nsizes++] = s;
-    return 1;
-}
-
-static int add_size_list(struct options *o, const char *list)
-{
-    char *copy = malloc(strlen(list) + 1);
-    if (!copy)
-        return die("out of memory");
-    strcpy(copy, list);
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
-        if (!add_size(o, tok)) {
-            int rc = die("bad size '%s' (want MxNxK or MxNxKxBATCH, each 1..2^31-1)", tok);
-            free(copy);
-            return rc;
-        }
-    free(copy);
-    return 0;
-}
-
-static int add_size_file(struct options *o, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return die("cannot open --sizes-file %s: %s", path, strerror(errno));
-    char line[1024];
-    int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *p = line;
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-            p++;
-        if (!*p)
-            continue;
-        if (!add_size(o, p)) {
-            fclose(f);
-            return die("%s:%d: bad size '%s' (want MxNxK or MxNxKxBATCH)", path, lineno, p);
-        }
-    }
-    fclose(f);
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, struct options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->layout = KILN_LAYOUT_TN;
-    o->solutions = SOL_ALL;
-    o->warmup = 5, o->iters = 20, o->samples = 256;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-            usage(stdout);
-            exit(0);
-        }
-        if (!strcmp(arg, "--quiet")) {
-            o->quiet = 1;
-            continue;
-        }
-        if (strncmp(arg, "--", 2) != 0)
-            return die("unexpected argument '%s' (see --help)", arg);
-        if (i + 1 >= argc)
-            return die("%s needs a value", arg);
-        const char *val = argv[++i];
-        int rc = 0;
-        if (!strcmp(arg, "--a") || !strcmp(arg, "--b") || !strcmp(arg, "--d")) {
-            kiln_dtype *t = arg[2] == 'a' ? &o->a : arg[2] == 'b' ? &o->b : &o->d;
-            int *have = arg[2] == 'a' ? &o->have_a : arg[2] == 'b' ? &o->have_b : &o->have_d;
-            if (!parse_dtype(val, t))
-                return die("%s: unknown type '%s' (f32 f16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz)", arg, val);
-            *have = 1;
-        } else if (!strcmp(arg, "--layout")) {
-            if (!strcmp(val, "TN") || !strcmp(val, "tn"))
-                o->layout = KILN_LAYOUT_TN;
-            else if (!strcmp(val, "NN") || !strcmp(val, "nn"))
-                o->layout = KILN_LAYOUT_NN;
-            else
-                return die("--layout: want TN or NN, got '%s'", val);
-        } else if (!strcmp(arg, "--sizes")) {
-            rc = add_size_list(o, val);
-        } else if (!strcmp(arg, "--sizes-file")) {
-            rc = add_size_file(o, val);
-        } else if (!strcmp(arg, "--solutions")) {
-            free(o->solutions_arg);
-            free(o->names);
-            o->solutions_arg = NULL, o->names = NULL, o->nnames = 0;
-            if (!strcmp(val, "all"))
-                o->solutions = SOL_ALL;
-            else if (!strcmp(val, "top1"))
-                o->solutions = SOL_TOP1;
-            else {
-                o->solutions = SOL_LIST;
-                o->solutions_arg = malloc(strlen(val) + 1);
-                o->names = malloc((strlen(val) / 2 + 2) * sizeof *o->names);
-                if (!o->solutions_arg || !o->names)
-                    return die("out of memory");
-                strcpy(o->solutions_arg, val);
-                for (char *tok = strtok(o->solutions_arg, ","); tok; tok = strtok(NULL, ","))
-                    o->names[o->nnames++] = tok;
-                if (!o->nnames)
-                    return die("--solutions: empty list");
-            }
-        } else if (!strcmp(arg, "--warmup")) {
-            if (!parse_int(val, 0, MAX_ITERS, &o->warmup))
-                return die("--warmup: want 0..%d, got '%s'", MAX_ITERS, val);
-        } else if (!strcmp(arg, "--iters")) {
-            if (!parse_int(val, 1, MAX_ITERS, &o->iters))
-                return die("--iters: want 1..%d, got '%s'", MAX_ITERS, val);
-        } else if (!strcmp(arg, "--samples")) {
-            if (!parse_int(val, 1, 1 << 24, &o->samples))
-                return die("--samples: want 1..%d, got '%s'", 1 << 24, val);
-        } else if (!strcmp(arg, "--device")) {
-            if (!parse_int(val, 0, 1 << 16, &o->device))
-                return die("--device: want a device ordinal, got '%s'", val);
-        } else if (!strcmp(arg, "--csv")) {
-            o->csv_path = val;
-        } else if (!strcmp(arg, "--json")) {
-            o->json_path = val;
-        } else {
-            return die("unknown option '%s' (see --help)", arg);
-        }
-        if (rc)
-            return rc;
-    }
-    if (!o->have_a || !o->have_b || !o->have_d) {
-        usage(stderr);
-        return die("--a, --b and --d are required");
-    }
-    if (!o->nsizes && add_size_list(o, "1024x1024x1024,4096x4096x4096,8192x8192x8192"))
-        return 2;
-    return 0;
-}
-
-static struct row *new_row(struct rows *rows, struct size4 s)
-{
-    if (rows->n == rows->cap) {
-        int cap = rows->cap ? 2 * rows->cap : 64;
-        struct row *v = realloc(rows->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            fprintf(stderr, "kiln_bench: out of memory\n");
-            exit(2);
-        }
-        rows->v = v, rows->cap = cap;
-    }
-    struct row *r = &rows->v[rows->n++];
-    memset(r, 0, sizeof *r);
-    r->s = s;
-    r->rank = -1;
-    r->name = "-";
-    r->pass = 0;
-    snprintf(r->status, sizeof r->status, "ok");
-    return r;
-}
-
-PRINTF_LIKE(2, 3) static void set_status(struct row *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->status, sizeof r->status, fmt, ap);
-    va_end(ap);
-}
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* Output. */
-
-static const char *layout_name(kiln_layout l) { return l == KILN_LAYOUT_TN ? "TN" : "NN"; }
-
-static void size_text(struct size4 s, char *buf, size_t len)
-{
-    if (s.batch > 1)
-        snprintf(buf, len, "%lldx%lldx%lldx%lld", (long long)s.m, (long long)s.n, (long long)s.k,
-                 (long long)s.batch);
-    else
-        snprintf(buf, len, "%lldx%lldx%lld", (long long)s.m, (long long)s.n, (long long)s.k);
-}
-
-static void print_table_header(void)
-{
-    printf("%-22s %5s %10s %10s %10s %5s  %s\n", "size", "rank", "ms", "TFLOP/s", "rel_err", "pass", "name");
-}
-
-static void print_row(const struct row *r)
-{
-    char size[96], ms[32] = "-", tf[32] = "-", err[32] = "-";
-    size_text(r->s, size, sizeof size);
-    if (r->timed) {
-        snprintf(ms, sizeof ms, "%.4f", r->ms);
-        snprintf(tf, sizeof tf, "%.2f", r->tflops);
-    }
-    if (r->checked)
-        snprintf(err, sizeof err, "%.2e", r->rel_err);
-    printf("%-22s %5d %10s %10s %10s %5s  %s", size, r->rank, ms, tf, err,
-           r->pass > 0 ? "yes" : r->pass == 0 ? "NO" : "skip", r->name);
-    if (strcmp(r->status, "ok") != 0)
-        printf("  [%s]", r->status);
-    putchar('\n');
-    fflush(stdout);
-}
-
-static void csv_header(FILE *f)
-{
-    fprintf(f, "m,n,k,batch,a,b,d,layout,rank,name,ms,min_ms,tflops,rel_err,pass,status\n");
-}
-
-static void csv_row(FILE *f, const struct options *o, const struct row *r)
-{
-    fprintf(f, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%d,%s,", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k,
-            (long long)r->s.batch, kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d),
-            layout_name(o->layout), r->rank, r->name);
-    if (r->timed)
-        fprintf(f, "%.6f,%.6f,%.3f,", r->ms, r->min_ms, r->tflops);
-    else
-        fputs(",,,", f);
-    if (r->checked)
-        fprintf(f, "%.6e,", r->rel_err);
-    else
-        fputc(',', f);
-    if (r->pass >= 0)
-        fprintf(f, "%d,", r->pass);
-    else
-        fputc(',', f);
-    fputc('"', f);
-    for (const char *p = r->status; *p; p++) {
-        if (*p == '"')
-            fputc('"', f);
-        fputc(*p, f);
-    }
-    fputs("\"\n", f);
-    fflush(f);
-}
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void json_number(FILE *f, int present, double v, int exponent, int digits)
-{
-    if (present && isfinite(v))
-        fprintf(f, exponent ? "%.*e" : "%.*f", digits, v);
-    else
-        fputs("null", f);
-}
-
-static int write_json(FILE *f, const struct options *o, const char *device, const char *arch,
-                      const struct rows *rows)
-{
-    fputs("{\n  \"device\": ", f);
-    json_string(f, device);
-    fputs(",\n  \"arch\": ", f);
-    json_string(f, arch);
-    fprintf(f, ",\n  \"problem\": {\"a\": \"%s\", \"b\": \"%s\", \"d\": \"%s\", \"layout\": \"%s\", ",
-            kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d), layout_name(o->layout));
-    if (is_fp8(o->a) && is_fp8(o->b))
-        fputs("\"scale_a\": 0.5, \"scale_b\": 2.0, ", f);
-    else if (is_fp8(o->b))
-        fputs("\"scale_b\": 2.0, ", f);
-    else
-        fputs("\"alpha\": 1.0, \"beta\": 0.0, ", f);
-    fprintf(f, "\"solutions\": \"%s\", \"warmup\": %d, \"iters\": %d, \"samples\": %d},\n  \"rows\": [",
-            o->solutions == SOL_ALL ? "all" : o->solutions == SOL_TOP1 ? "top1" : "list", o->warmup, o->iters,
-            o->samples);
-    for (int i = 0; i < rows->n; i++) {
-        const struct row *r = &rows->v[i];
-        fprintf(f,
-                "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"a\": \"%s\", \"b\": \"%s\", "
-                "\"d\": \"%s\", \"layout\": \"%s\", \"rank\": %d, \"name\": ",
-                i ? "," : "", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k, (long long)r->s.batch,
-                kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d), layout_name(o->layout),
-                r->rank);
-        json_string(f, r->name);
-        fputs(", \"ms\": ", f);
-        json_number(f, r->timed, r->ms, 0, 6);
-        fputs(", \"min_ms\": ", f);
-        json_number(f, r->timed, r->min_ms, 0, 6);
-        fputs(", \"tflops\": ", f);
-        json_number(f, r->timed, r->tflops, 0, 3);
-        fputs(", \"rel_err\": ", f);
-        json_number(f, r->checked, r->rel_err, 1, 6);
-        fprintf(f, ", \"pass\": %s, \"status\": ", r->pass > 0 ? "true" : r->pass == 0 ? "false" : "null");
-        json_string(f, r->status);
-        fputc('}', f);
-    }
-    fputs("\n  ]\n}\n", f);
-    return ferror(f) ? -1 : 0;
-}
-
-/* ---------------------------------------------------------------------------------------------------------------- */
-/* Benchmark one size. */
 
 struct bench {
     const struct options *o;
@@ -653,42 +75,6 @@ static void free_buffers(struct buffers *buf)
         }
 }
 
-/* Sampled output positions and their reference values. */
-struct samples {
-    int64_t *index; /* element index in D: b * stride_d + i * ldd + j */
-    double *ref;
-    int count;
-};
-
-/* Check one candidate's D (copied to host): non-finite count and relative L2 over the samples. */
-static int64_t count_nonfinite(kiln_dtype t, const void *d, size_t count)
-{
-    int64_t bad = 0;
-    if (t == KILN_DTYPE_F32) {
-        const uint32_t *p = d;
-        for (size_t i = 0; i < count; i++)
-            bad += (p[i] & 0x7f800000u) == 0x7f800000u;
-    } else {
-        const uint16_t *p = d;
-        uint16_t mask = t == KILN_DTYPE_F16 ? 0x7c00 : 0x7f80;
-        for (size_t i = 0; i < count; i++)
-            bad += (p[i] & mask) == mask;
-    }
-    return bad;
-}
-
-static double output_value(kiln_dtype t, const void *d, int64_t index)
-{
-    if (t == KILN_DTYPE_F32) {
-        float f;
-        memcpy(&f, (const uint8_t *)d + index * 4, 4);
-        return f;
-    }
-    uint16_t v;
-    memcpy(&v, (const uint8_t *)d + index * 2, 2);
-    return t == KILN_DTYPE_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
-}
-
 static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_args *args, const kiln_algo *algo,
                           struct buffers *buf, size_t ws_bytes, void *host_d, size_t d_count,
                           const struct samples *smp, double tol, struct row *r)
@@ -718,15 +104,8 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
         return;
     }
 
-    int64_t nonfinite = count_nonfinite(p->d_type, host_d, d_count);
-    double err = 0, norm = 0;
-    for (int i = 0; i < smp->count; i++) {
-        double got = output_value(p->d_type, host_d, smp->index[i]), diff = got - smp->ref[i];
-        err += diff * diff;
-        norm += smp->ref[i] * smp->ref[i];
-    }
+    int64_t nonfinite = check_output(p->d_type, host_d, d_count, smp, &r->rel_err);
     r->checked = 1;
-    r->rel_err = norm > 0 ? sqrt(err / norm) : sqrt(err);
     int ok = nonfinite == 0 && r->rel_err <= tol; /* NaN rel_err fails too */
     if (nonfinite)
         set_status(r, "check: %lld non-finite elements in D", (long long)nonfinite);
@@ -791,19 +170,6 @@ PRINTF_LIKE(3, 4) static void size_failure(struct bench *bx, struct size4 s, con
     vsnprintf(r->status, sizeof r->status, fmt, ap);
     va_end(ap);
     finish_row(bx, r);
-}
-
-static CUdeviceptr device_upload(const void *host, size_t bytes, CUresult *rc)
-{
-    CUdeviceptr ptr = 0;
-    *rc = cu.mem_alloc(&ptr, bytes ? bytes : 1);
-    if (*rc)
-        return 0;
-    if (host && (*rc = cu.memcpy_htod(ptr, host, bytes)) != 0) {
-        cu.mem_free(ptr);
-        return 0;
-    }
-    return ptr;
 }
 
 /* What one size allocates; bench_size frees it whatever size_body returned from. */
@@ -873,8 +239,8 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     }
     uint64_t state = 0x6b696c6e62656e63ull ^ ((uint64_t)s.m * 0x100000001b3ull) ^ ((uint64_t)s.n << 21) ^
                      ((uint64_t)s.k << 42) ^ ((uint64_t)s.batch * 0x9e3779b97f4a7c15ull);
-    fill_random(o->a, host_a, a_count, &state);
-    fill_random(o->b, host_b, b_count, &state);
+    fill_random(o->a, bx->lut_a, host_a, a_count, &state);
+    fill_random(o->b, bx->lut_b, host_b, b_count, &state);
     if (p.b_prepacked) {
         if (p.ldb != ldb_packed) {
             size_failure(bx, s, "kiln_problem_init ldb %lld != kiln_prepack_b_size ld %lld", (long long)p.ldb,
@@ -892,28 +258,8 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     }
 
     /* Reference at the sampled positions (every position when there are few). */
-    for (int i = 0; i < smp->count; i++) {
-        int64_t bb, row, col;
-        if (total_ok) {
-            bb = i / (s.m * s.n), row = i / s.n % s.m, col = i % s.n;
-        } else {
-            bb = (int64_t)below(&state, (uint64_t)s.batch);
-            row = (int64_t)below(&state, (uint64_t)s.m);
-            col = (int64_t)below(&state, (uint64_t)s.n);
-        }
-        smp->index[i] = bb * p.stride_d + row * p.ldd + col;
-        size_t a0 = (size_t)(bb * s.m * s.k + row * s.k), b0 = (size_t)(bb * s.n * s.k);
-        double acc = 0;
-        if (o->layout == KILN_LAYOUT_TN)
-            for (int64_t kk = 0; kk < s.k; kk++)
-                acc += element(host_a, a0 + (size_t)kk, ea, bx->lut_a) *
-                       element(host_b, b0 + (size_t)(col * s.k + kk), eb, bx->lut_b);
-        else
-            for (int64_t kk = 0; kk < s.k; kk++)
-                acc += element(host_a, a0 + (size_t)kk, ea, bx->lut_a) *
-                       element(host_b, b0 + (size_t)(kk * s.n + col), eb, bx->lut_b);
-        smp->ref[i] = acc * scale;
-    }
+    struct host_inputs in = {s, o->layout, host_a, host_b, ea, eb, bx->lut_a, bx->lut_b};
+    reference_samples(&in, p.stride_d, p.ldd, scale, total_ok, &state, smp);
 
     /* Device buffers. */
     CUresult rc;
@@ -1039,8 +385,6 @@ static void bench_size(struct bench *bx, struct size4 s)
     free(w.smp.index), free(w.smp.ref);
 }
 
-/* ---------------------------------------------------------------------------------------------------------------- */
-
 int main(int argc, char **argv)
 {
     struct options o;
@@ -1149,6 +493,6 @@ int main(int argc, char **argv)
     if (cu.primary_ctx_release)
         cu.primary_ctx_release(dev);
     free(bx.ev), free(bx.times), free(bx.lut_a), free(bx.lut_b), free(bx.rows.v);
-    free(o.sizes), free(o.names), free(o.solutions_arg);
+    options_free(&o);
     return exit_code;
 }

@@ -1,4 +1,4 @@
-/* The AMD kernels' fp8 -> f16/bf16 widening (templates/device/kiln_amd_fp8.h), compiled here for the host: the same
+/* The AMD kernels' fp8 -> f16/bf16 widening (device/kiln_amd_fp8.h), compiled here for the host: the same
  * bit tricks, checked bit-exact on all 256 codes of each format in both halves of a pair, against the runtime's
  * decoder (fp8.c, itself checked against the formats' definitions in test_fp8.c) rounded to f16 / bf16. Codes without
  * a finite value are checked against what kiln_amd_fp8.h documents for them. */

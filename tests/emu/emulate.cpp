@@ -3,6 +3,8 @@
 //   clang++-19 -std=c++20 -D__gfxNNN__ -DKILN_EMU_KERNEL_FILE='"<kernel>.hip"' -DKILN_EMU_KERNEL=<kernel> ...
 // Usage: emulate M N K BATCH ACT(0..3) EPILOGUE(0: alpha only, 1: C + bias + vector scales) SEED
 // Prints "max_rel_l2 <value>"; exits 1 when an element is NaN, unwritten, or written outside D, or the error is large.
+// K = 0 is an empty sum: D = act(beta * C + bias), zeros with EPILOGUE 0. A and B are then NULL, so a kernel that
+// reads either crashes.
 #include "amd_emu.h"
 
 #include KILN_EMU_KERNEL_FILE
@@ -129,7 +131,7 @@ int main(int argc, char **argv) {
                 bv[(z * k + kk) * n + j] = value(x);
             }
         if constexpr (C::B_PACKED) {  // kiln_prepack_b, the runtime's: B [n][k] -> [n][kp] with the K permutation
-            if (kiln_prepack_b((const uint8_t *)logical.data(), KILN_LAYOUT_TN, n, k, k,
+            if (k > 0 && kiln_prepack_b((const uint8_t *)logical.data(), KILN_LAYOUT_TN, n, k, k,
                                (uint8_t *)packed.data() + z * sb_, (size_t)sb_) != KILN_STATUS_SUCCESS)
                 return 2;
         }
@@ -146,8 +148,8 @@ int main(int argc, char **argv) {
 
     kiln_gemm_params p;
     std::memset(&p, 0, sizeof p);
-    p.a = a.data();
-    p.b = C::B_PACKED ? (const void *)packed.data() : (const void *)b.data();
+    p.a = k > 0 ? a.data() : nullptr;
+    p.b = k == 0 ? nullptr : C::B_PACKED ? (const void *)packed.data() : (const void *)b.data();
     p.c = full ? c.data() : nullptr;
     p.d = d.data();
     p.lda = lda, p.ldb = ldb, p.ldc = ldc, p.ldd = ldd;

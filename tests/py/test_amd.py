@@ -212,7 +212,7 @@ def test_reference_design_compiles_here(tmp_path):
     sol = load_file(REPO / "solutions" / "gfx1151" / "mixed_f16.yaml", REPO).solutions[0]
     source = REPO / "generated" / "gfx1151" / f"{sol.name}.hip"
     out, log = tmp_path / "k.co", tmp_path / "k.txt"
-    assert ba.compile_kernel(Arch.GFX1151, CLANG, str(REPO / "templates" / "device"), str(source), str(out), str(log),
+    assert ba.compile_kernel(Arch.GFX1151, CLANG, str(REPO / "device"), str(source), str(out), str(log),
                              OBJDUMP) == 0
     lines = [ba.parse_line(line) for line in log.read_text().splitlines()]
     assert [f["function"] for f in lines] == [sol.name]

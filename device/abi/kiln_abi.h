@@ -1,5 +1,7 @@
 /* The one argument every kiln GEMM kernel takes, by value. Plain C: included by the runtime (to fill it) and by
- * device code (to read it). Changing it changes every kernel: bump KILN_ABI_VERSION. */
+ * device code (to read it). Changing it changes every kernel: bump KILN_ABI_VERSION.
+ * Private to both sides: device code includes it as "abi/kiln_abi.h" (device/kiln_device.h), the runtime's sources as
+ * "kiln_abi.h" with device/abi on their private include path. It is not installed and no public header includes it. */
 #ifndef KILN_ABI_H
 #define KILN_ABI_H
 

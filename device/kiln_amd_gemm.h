@@ -2,7 +2,8 @@
 // workgroup computes an MT0 x MT1 tile of D over K in DepthU steps, Tensile's way:
 //   global --(PGR tiles ahead, in VGPRs)--> LDS (2 buffers, 1 with 1LDSBuffer) --local read--> operands --> Op --> f32
 // Waves tile the macro tile WG0 x WG1; each wave owns (MT0/WG0) x (MT1/WG1) as Op::M x Op::N blocks. The structure
-// follows MmaGemm (kiln_gemm_mma.h): same tile walk (WorkGroupMapping), StaggerU, split-K and epilogue.
+// follows MmaGemm (kiln_gemm_mma.h): the same scheduling (kiln_schedule.h: WorkGroupMapping, split-K, StaggerU) and
+// epilogue.
 //
 // The op trait (see kiln_gemm_mfma.h) says which row a lane supplies (lane_row), where its K run starts (lane_k), how
 // many K values it holds per instruction (KPL), which element of D each accumulator register is (acc_row, acc_col), and
@@ -12,6 +13,7 @@
 
 #include "kiln_amd_lds.h"
 #include "kiln_epilogue.h"
+#include "kiln_schedule.h"
 
 namespace kiln {
 
@@ -159,24 +161,17 @@ template <class C, class Op> struct AmdGemm {
         }
     }
 
-    // WorkGroupMapping (as MmaGemm): consecutive workgroups walk WGM tile-rows together before moving along N.
-    KILN_DEVICE static void tile_coords(const kiln_gemm_params &p, int t, int &tm, int &tn) {
-        const int per_group = C::WGM * p.tiles_n;
-        const int first_m = (t / per_group) * C::WGM;
-        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
-        tm = first_m + (t % per_group) % rows;
-        tn = (t % per_group) / rows;
-    }
-
-    // Where a workgroup's K loop reads: its tile, operands and K range (tile i of the loop is K tile
-    // kt0 + (i + stagger) % iters).
+    // Where a workgroup's K loop reads: its work (tile, K range, stagger: kiln_schedule.h) and operands. Step i of
+    // the loop reads K tile Sched::k_tile(w, i).
+    using Sched = Schedule<C>;
     struct Span {
+        WorkTile w;
         const uint8_t *ga, *gb;
-        int m0, n0, kb, kt0, iters, stagger;
+        int kb;
     };
 
     KILN_DEVICE static void read_tile(Regs &r, const kiln_gemm_params &p, const Span &s, int i, int tid) {
-        global_reads(r, p, s.ga, s.gb, s.m0, s.n0, s.kb, s.kt0 + (i + s.stagger) % s.iters, tid);
+        global_reads(r, p, s.ga, s.gb, s.w.m0, s.w.n0, s.kb, Sched::k_tile(s.w, i), tid);
     }
 
     // Step i of the prefetching loop; Q = i % UNROLL, so the VGPR set and the LDS buffers are constants. Tile i is in
@@ -187,7 +182,7 @@ template <class C, class Op> struct AmdGemm {
     template <int Q>
     KILN_DEVICE static void step(Acc (&acc)[FM][FN], Regs (&r)[PGR], uint8_t *lds, const kiln_gemm_params &p,
                                  const Span &s, int i, int tid, int wm, int wn, int lane) {
-        read_tile(r[Q % PGR], p, s, i + PGR < s.iters ? i + PGR : s.iters - 1, tid);  // in flight during compute
+        read_tile(r[Q % PGR], p, s, i + PGR < s.w.iters ? i + PGR : s.w.iters - 1, tid);  // in flight during compute
         compute(acc, lds + (Q % NBUF) * BUF_BYTES, wm, wn, lane);
         if constexpr (NBUF == 1) lds_barrier();  // 1LDSBuffer: the next tile overwrites this one
         local_writes(lds + ((Q + 1) % NBUF) * BUF_BYTES, r[(Q + 1) % PGR], tid);
@@ -197,23 +192,10 @@ template <class C, class Op> struct AmdGemm {
     KILN_DEVICE static void run(const kiln_gemm_params &p, uint8_t *lds) {
         const int tid = thread_x(), lane = tid % WAVE, wave = tid / WAVE;
         const int wm = wave % C::WG0, wn = wave / C::WG0;
-        int tm, tn;
-        tile_coords(p, block_x(), tm, tn);
-        const int batch = block_z() / C::GSU, split = block_z() % C::GSU;
         Span s;
-        s.m0 = tm * C::MT0, s.n0 = tn * C::MT1;
-
-        // K extent of B rows: prepacked B is zero-padded to a multiple of 16 and K-permuted inside each 16.
-        s.kb = C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k;
-        const int k_tiles = (s.kb + C::DU - 1) / C::DU;
-        s.kt0 = split * p.k_tiles_per_split;
-        const int kt1 = s.kt0 + p.k_tiles_per_split < k_tiles ? s.kt0 + p.k_tiles_per_split : k_tiles;
-        s.iters = kt1 > s.kt0 ? kt1 - s.kt0 : 0;
-        s.stagger = 0;
-        if constexpr (C::SU > 0) {
-            const int id = C::SUM == 0 ? tm : C::SUM == 1 ? tn : C::SUM == 2 ? batch : block_x();
-            if (s.iters > 0) s.stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % s.iters;
-        }
+        s.w = Sched::of_block(p);  // iters = 0 when K = 0: no reads, no LDS writes, the epilogue stores zeros
+        const int batch = s.w.batch, split = s.w.split;
+        s.kb = Sched::k_extent(p);  // K extent of B's rows (prepacked: padded to 16)
         s.ga = (const uint8_t *)p.a + (int64_t)batch * p.stride_a * EA;
         s.gb = (const uint8_t *)p.b + (int64_t)batch * p.stride_b * EB;
 
@@ -226,7 +208,7 @@ template <class C, class Op> struct AmdGemm {
         if constexpr (PGR == 0) {
             // No prefetch: read, write, compute, one LDS buffer.
             Regs r;
-            for (int i = 0; i < s.iters; ++i) {
+            for (int i = 0; i < s.w.iters; ++i) {
                 read_tile(r, p, s, i, tid);
                 if (i > 0) lds_barrier();  // every wave has left the previous compute
                 local_writes(lds, r, tid);
@@ -237,13 +219,13 @@ template <class C, class Op> struct AmdGemm {
             Regs r[PGR];
 #pragma unroll
             for (int t = 0; t < PGR; ++t)
-                if (t < s.iters) read_tile(r[t], p, s, t, tid);
-            if (s.iters > 0) local_writes(lds, r[0], tid);
+                if (t < s.w.iters) read_tile(r[t], p, s, t, tid);
+            if (s.w.iters > 0) local_writes(lds, r[0], tid);
             lds_barrier();
-            for (int i = 0; i < s.iters; i += UNROLL) {
+            for (int i = 0; i < s.w.iters; i += UNROLL) {
                 step<0>(acc, r, lds, p, s, i, tid, wm, wn, lane);
                 if constexpr (UNROLL == 2)
-                    if (i + 1 < s.iters) step<1>(acc, r, lds, p, s, i + 1, tid, wm, wn, lane);
+                    if (i + 1 < s.w.iters) step<1>(acc, r, lds, p, s, i + 1, tid, wm, wn, lane);
             }
         }
 
@@ -256,8 +238,8 @@ template <class C, class Op> struct AmdGemm {
             for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
                 for (int e = 0; e < Op::ACC; ++e) {
-                    const int row = s.m0 + wm * WTM + fm * Op::M + Op::acc_row(lane, e);
-                    const int col = s.n0 + wn * WTN + fn * Op::N + Op::acc_col(lane, e);
+                    const int row = s.w.m0 + wm * WTM + fm * Op::M + Op::acc_row(lane, e);
+                    const int col = s.w.n0 + wn * WTN + fn * Op::N + Op::acc_col(lane, e);
                     if (row >= p.m || col >= p.n) continue;
                     if constexpr (C::GSU > 1)
                         partial[(int64_t)row * p.n + col] = acc[fm][fn][e];

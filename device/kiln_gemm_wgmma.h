@@ -14,13 +14,15 @@
 //                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
 //                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
 //
-// Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch. CTA b
-// takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not persistent).
+// Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch
+// (kiln_schedule.h, Schedule::of_index). CTA b takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not
+// persistent).
 #ifndef KILN_GEMM_WGMMA_H
 #define KILN_GEMM_WGMMA_H
 
 #include "kiln_epilogue.h"
 #include "kiln_mma_ptx.h"
+#include "kiln_schedule.h"
 #include "kiln_sm90.h"
 
 namespace kiln {
@@ -60,35 +62,10 @@ template <class C> struct WgmmaGemm {
     static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
     static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
 
-    struct Tile {
-        int tm, tn, batch, split, kt0, iters, stagger;
-    };
-
-    // WorkGroupMapping: consecutive tiles walk WGM tile-rows together before moving along N.
-    KILN_DEVICE static Tile tile(const kiln_tma_params &P, int t) {
-        const kiln_gemm_params &p = P.p;
-        Tile T;
-        const int per_batch = p.tiles_m * p.tiles_n;
-        const int bs = t / per_batch, r = t % per_batch;
-        T.batch = bs / C::GSU;
-        T.split = bs % C::GSU;
-        const int per_group = C::WGM * p.tiles_n;
-        const int first_m = (r / per_group) * C::WGM;
-        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
-        T.tm = first_m + (r % per_group) % rows;
-        T.tn = (r % per_group) / rows;
-        const int kb = C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k;
-        const int k_tiles = (kb + C::DU - 1) / C::DU;
-        T.kt0 = T.split * p.k_tiles_per_split;
-        const int kt1 = T.kt0 + p.k_tiles_per_split < k_tiles ? T.kt0 + p.k_tiles_per_split : k_tiles;
-        T.iters = kt1 > T.kt0 ? kt1 - T.kt0 : 0;
-        T.stagger = 0;
-        if constexpr (C::SU > 0) {
-            const int id = C::SUM == 0 ? T.tm : C::SUM == 1 ? T.tn : C::SUM == 2 ? T.batch : t;
-            if (T.iters > 0) T.stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % T.iters;
-        }
-        return T;
-    }
+    // A tile of the persistent walk: its output tile, batch, split-K slice and K tiles (kiln_schedule.h).
+    using Sched = Schedule<C>;
+    using Tile = WorkTile;
+    KILN_DEVICE static Tile tile(const kiln_tma_params &P, int t) { return Sched::of_index(P.p, t); }
 
     KILN_DEVICE static void advance(int &stage, uint32_t &phase) {
         if (++stage == STAGES) {
@@ -103,7 +80,7 @@ template <class C> struct WgmmaGemm {
         for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
             const Tile T = tile(P, t);
             for (int i = 0; i < T.iters; ++i) {
-                const int k0 = (T.kt0 + (i + T.stagger) % T.iters) * C::DU;
+                const int k0 = Sched::k_tile(T, i) * C::DU;
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
                 sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE);
                 uint8_t *sa = smem + stage * A_STAGE;

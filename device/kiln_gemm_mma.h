@@ -10,6 +10,7 @@
 
 #include "kiln_epilogue.h"
 #include "kiln_mma_ptx.h"
+#include "kiln_schedule.h"
 
 namespace kiln {
 
@@ -150,34 +151,15 @@ template <class C> struct MmaGemm {
         }
     }
 
-    // WorkGroupMapping: consecutive workgroups walk WGM tile-rows together before moving along N.
-    KILN_DEVICE static void tile_coords(const kiln_gemm_params &p, int t, int &tm, int &tn) {
-        const int per_group = C::WGM * p.tiles_n;
-        const int first_m = (t / per_group) * C::WGM;
-        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
-        tm = first_m + (t % per_group) % rows;
-        tn = (t % per_group) / rows;
-    }
-
     KILN_DEVICE static void run(const kiln_gemm_params &p, uint8_t *smem) {
+        using Sched = Schedule<C>;
         const int tid = thread_x(), lane = tid & 31, warp = tid >> 5;
         const int wm = warp % C::WG0, wn = warp / C::WG0;
-        int tm, tn;
-        tile_coords(p, block_x(), tm, tn);
-        const int batch = block_z() / C::GSU, split = block_z() % C::GSU;
-        const int m0 = tm * C::MT0, n0 = tn * C::MT1;
-
-        // K extent of B rows: prepacked B is zero-padded to a multiple of 16 and K-permuted inside each 16.
-        const int kb = C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k;
-        const int k_tiles = (kb + C::DU - 1) / C::DU;
-        const int kt0 = split * p.k_tiles_per_split;
-        const int kt1 = kt0 + p.k_tiles_per_split < k_tiles ? kt0 + p.k_tiles_per_split : k_tiles;
-        const int iters = kt1 > kt0 ? kt1 - kt0 : 0;
-        int stagger = 0;
-        if constexpr (C::SU > 0) {
-            const int id = C::SUM == 0 ? tm : C::SUM == 1 ? tn : C::SUM == 2 ? batch : block_x();
-            if (iters > 0) stagger = ((id % C::SU) * (C::SUS / (C::DU * EA))) % iters;
-        }
+        // The tile, batch, split-K slice and K tiles of this workgroup (kiln_schedule.h); iters = 0 when K = 0.
+        const WorkTile w = Sched::of_block(p);
+        const int batch = w.batch, split = w.split, iters = w.iters;
+        const int m0 = w.m0, n0 = w.n0;
+        const int kb = Sched::k_extent(p);  // K extent of B's rows (prepacked: padded to 16)
 
         const uint8_t *ga = (const uint8_t *)p.a + (int64_t)batch * p.stride_a * EA;
         const uint8_t *gb = (const uint8_t *)p.b + (int64_t)batch * p.stride_b * EB;
@@ -186,7 +168,7 @@ template <class C> struct MmaGemm {
 
         auto load_stage = [&](int stage, int i) {
             if (i < iters) {
-                const int k0 = (kt0 + (i + stagger) % iters) * C::DU;
+                const int k0 = Sched::k_tile(w, i) * C::DU;
                 load_tile<TileA, C::MT0, C::DU * EA, C::VWA, THREADS>(lds_a + stage * TileA::BYTES, ga, p.lda * EA, m0,
                                                                        p.m, (int64_t)k0 * EA, (int64_t)p.k * EA, tid);
                 if constexpr (C::B_KMAJOR)

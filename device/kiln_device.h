@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "kiln_abi.h"
+#include "abi/kiln_abi.h"  // the argument kernels take, shared with the runtime
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>

@@ -1,0 +1,93 @@
+// Where a workgroup works: the scheduling every GEMM family shares (mma, mfma, wmma, wgmma).
+//
+//   tile coordinates  WorkGroupMapping (WGM): consecutive tiles walk WGM tile-rows together before moving along N, so
+//                     the tiles in flight at once share rows of A and columns of B in the L2 cache.
+//   K split           GlobalSplitU (GSU): a (batch, split) pair's slice covers K tiles
+//                     [split * k_tiles_per_split, + k_tiles_per_split), clipped to the problem's K tiles.
+//   stagger           StaggerU (SU, SUS, SUM): a workgroup's K loop starts `stagger` tiles into its range and wraps, so
+//                     that workgroups running together read different K columns of A and B.
+//                     stagger = ((id mod SU) * (SUS / DepthU bytes of A)) mod iters; SUM picks id: 0 the tile row,
+//                     1 the tile column, 2 the batch, 3 the workgroup's (or persistent tile's) linear index.
+//
+// Zero K tiles (K = 0, or a split past the last K tile) give iters = 0 and stagger = 0: the K loop reads nothing (no
+// step ever asks for k_tile), and the epilogue stores the zero accumulators, D = act(beta * C + bias).
+//
+// The kernel's Config C gives TA (A's element type), MT0, MT1, DU, WGM, GSU, SU, SUS, SUM and B_PACKED.
+#ifndef KILN_SCHEDULE_H
+#define KILN_SCHEDULE_H
+
+#include "kiln_device.h"
+
+namespace kiln {
+
+// One unit of work: an output tile of one batch and one split-K slice, and its K tiles.
+struct WorkTile {
+    int tm, tn;       // tile row and column within the batch
+    int m0, n0;       // the tile's first row and column of D: tm * MT0, tn * MT1
+    int batch, split; // batch index; split-K slice (0 .. GSU-1)
+    int kt0, iters;   // the K tiles kt0 .. kt0 + iters - 1 (iters = 0: none)
+    int stagger;      // loop step i reads K tile kt0 + (i + stagger) % iters (k_tile)
+};
+
+template <class C> struct Schedule {
+    static constexpr int EA = (int)sizeof(typename C::TA);
+
+    // WorkGroupMapping of tile t (0 .. tiles_m * tiles_n - 1) of one batch.
+    KILN_DEVICE static void tile_coords(const kiln_gemm_params &p, int t, int &tm, int &tn) {
+        const int per_group = C::WGM * p.tiles_n;
+        const int first_m = (t / per_group) * C::WGM;
+        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
+        tm = first_m + (t % per_group) % rows;
+        tn = (t % per_group) / rows;
+    }
+
+    // K extent of B's rows: prepacked B is zero-padded to a multiple of 16 (and K-permuted inside each 16).
+    KILN_DEVICE static int k_extent(const kiln_gemm_params &p) { return C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k; }
+
+    // Where the tile starts in D.
+    KILN_DEVICE static void origin(WorkTile &w) { w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1; }
+
+    // The K tiles of w.split and the stagger (id: the SUM = 3 index). Needs w.tm, w.tn, w.batch, w.split.
+    KILN_DEVICE static void k_range(const kiln_gemm_params &p, WorkTile &w, int id) {
+        const int k_tiles = (k_extent(p) + C::DU - 1) / C::DU;
+        w.kt0 = w.split * p.k_tiles_per_split;
+        const int kt1 = w.kt0 + p.k_tiles_per_split < k_tiles ? w.kt0 + p.k_tiles_per_split : k_tiles;
+        w.iters = kt1 > w.kt0 ? kt1 - w.kt0 : 0;
+        w.stagger = 0;
+        if constexpr (C::SU > 0) {
+            const int sid = C::SUM == 0 ? w.tm : C::SUM == 1 ? w.tn : C::SUM == 2 ? w.batch : id;
+            if (w.iters > 0) w.stagger = ((sid % C::SU) * (C::SUS / (C::DU * EA))) % w.iters;
+        }
+    }
+
+    // The work of this workgroup in a grid (tiles_m * tiles_n, 1, batch * GSU).
+    KILN_DEVICE static WorkTile of_block(const kiln_gemm_params &p) {
+        WorkTile w;
+        tile_coords(p, block_x(), w.tm, w.tn);
+        w.batch = block_z() / C::GSU, w.split = block_z() % C::GSU;
+        origin(w);
+        k_range(p, w, block_x());
+        return w;
+    }
+
+    // Tile t of a linear walk: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping
+    // inside the batch (persistent kernels walk t over CTAs).
+    KILN_DEVICE static WorkTile of_index(const kiln_gemm_params &p, int t) {
+        WorkTile w;
+        const int per_batch = p.tiles_m * p.tiles_n;
+        const int bs = t / per_batch, r = t % per_batch;
+        w.batch = bs / C::GSU;
+        w.split = bs % C::GSU;
+        tile_coords(p, r, w.tm, w.tn);
+        origin(w);
+        k_range(p, w, t);
+        return w;
+    }
+
+    // The K tile loop step i reads; only for 0 <= i < w.iters.
+    KILN_DEVICE static int k_tile(const WorkTile &w, int i) { return w.kt0 + (i + w.stagger) % w.iters; }
+};
+
+}  // namespace kiln
+
+#endif  // KILN_SCHEDULE_H
