@@ -100,3 +100,53 @@ def test_zero_batch():
     w = torch.empty((0, 16, 64), dtype=torch.float8_e4m3fn, device="cuda")
     out = kiln.scaled_mm(a, w.transpose(-1, -2), kt.positive(()), kt.positive(()))
     assert out.shape == (0, 8, 16)
+
+
+# K = 0 on odd and batched shapes, both layouts, alpha/beta with C, vector scales: the gate of kilntest.
+K0_SHAPES = [(1, 96, 0), (129, 257, 0), (3, 77, 99, 0)]
+EPILOGUES = [dict(), dict(bias=DType.BF16), dict(bias=DType.F32, act="gelu"), dict(act="silu")]
+
+
+def _bias(n, bias_type):
+    return torch.randn(n, device="cuda").to(kt.tdt(bias_type)) if bias_type is not None else None
+
+
+@pytest.mark.parametrize("shape", K0_SHAPES, ids=kt.shape_id)
+@pytest.mark.parametrize("layout", [Layout.TN, Layout.NN], ids=lambda lay: lay.name)
+@pytest.mark.parametrize("alpha,beta,with_c", [(1.0, 0.0, False), (0.5, -1.25, True), (2.0, 1.0, True)])
+def test_gemm_k0_odd_shapes(shape, layout, alpha, beta, with_c):
+    batch, m, n, k = kt.split_shape(shape)
+    a_t = DType.F16 if layout == Layout.TN else DType.BF16
+    kt.require_combo((a_t, a_t, a_t, layout, False))
+    a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
+    b = kt.b_operand(k, n, kt.tdt(a_t), layout, batch)
+    c = kt.randn_half(kt.mk(batch, m, n), kt.tdt(a_t)) if with_c else None
+    bias = _bias(n, DType.F32 if with_c else None)
+    ref = kt.reference(a, b, alpha=alpha, beta=beta, c=c, bias=bias, act="relu" if with_c else None)
+    out = kt.poisoned(m, n, kt.tdt(a_t), batch)
+    res = kiln.gemm(a, b, c=c, alpha=alpha, beta=beta, bias=bias, activation="relu" if with_c else None, out=out)
+    assert res is out
+    what = f"gemm K=0 {kt.shape_id(shape)} {layout.name} alpha={alpha} beta={beta} c={with_c}"
+    kt.check(out, ref, kt.TOL_HALF, what)
+    kt.untouched_outside(out, what)
+
+
+@pytest.mark.parametrize("shape", K0_SHAPES, ids=kt.shape_id)
+@pytest.mark.parametrize("epi", EPILOGUES, ids=lambda e: "-".join(f"{k}={kt.name_of(v)}" for k, v in e.items())
+                         or "plain")
+def test_scaled_mm_k0_odd_shapes(shape, epi):
+    batch, m, n, k = kt.split_shape(shape)
+    combo = (DType.E4M3, DType.E4M3, DType.BF16, Layout.TN, False)
+    kt.require_combo(combo)
+    a = kt.randn_fp8(kt.mk(batch, m, k), torch.float8_e4m3fn)
+    b = kt.b_operand(k, n, torch.float8_e4m3fn, Layout.TN, batch)
+    sa, sb = kt.positive(()), kt.positive((n,))
+    bias = _bias(n, epi.get("bias"))
+    act = epi.get("act")
+    ref = kt.reference(a, b, sa=sa, sb=sb, bias=bias, act=act)
+    out = kt.poisoned(m, n, torch.bfloat16, batch)
+    res = kiln.scaled_mm(a, b, sa, sb, bias=bias, activation=act, out=out)
+    assert res is out
+    what = f"scaled_mm K=0 {kt.shape_id(shape)} {epi}"
+    kt.check(out, ref, kt.TOL_FP8, what)
+    kt.untouched_outside(out, what)
