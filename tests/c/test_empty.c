@@ -6,20 +6,6 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
-#define E4M3 KILN_DTYPE_E4M3
-#define BF16 KILN_DTYPE_BF16
-#define F16 KILN_DTYPE_F16
-#define F32 KILN_DTYPE_F32
-#define TN KILN_LAYOUT_TN
-#define NN KILN_LAYOUT_NN
-
-#define EXPECT(call, want)                                                                                           \
-    do {                                                                                                              \
-        kiln_status got_ = (call);                                                                                    \
-        CHECK(got_ == (want), "%s -> %s, want %s (%s)", #call, kiln_status_string(got_), kiln_status_string(want),   \
-              kiln_last_error(h));                                                                                    \
-    } while (0)
-
 static kiln_args args_at(uintptr_t base)
 {
     kiln_args a;
@@ -60,13 +46,13 @@ static void test_nothing(kiln_handle h)
         int n = -1;
         char text[2048];
         fake_reset();
-        EXPECT(kiln_check_problem(h, p), KILN_STATUS_SUCCESS);
-        EXPECT(kiln_query(h, p, NULL, algos, 4, &n), KILN_STATUS_SUCCESS);
+        EXPECT_ON(h, kiln_check_problem(h, p), KILN_STATUS_SUCCESS);
+        EXPECT_ON(h, kiln_query(h, p, NULL, algos, 4, &n), KILN_STATUS_SUCCESS);
         CHECK(n == 1 && is_no_gemm(h, &algos[0]), "case %d: one no-GEMM algo (%d)", i, n);
-        EXPECT(kiln_explain(h, p, NULL, text, sizeof text), KILN_STATUS_SUCCESS);
+        EXPECT_ON(h, kiln_explain(h, p, NULL, text, sizeof text), KILN_STATUS_SUCCESS);
         CHECK(strstr(text, "nothing is launched") && strstr(text, "status: success"), "case %d:\n%s", i, text);
-        EXPECT(kiln_run(h, p, NULL, &none, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-        EXPECT(kiln_run(h, p, &algos[0], &none, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+        EXPECT_ON(h, kiln_run(h, p, NULL, &none, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+        EXPECT_ON(h, kiln_run(h, p, &algos[0], &none, NULL, 0, NULL), KILN_STATUS_SUCCESS);
         CHECK(fake.launches == 0 && fake.zeros == 0 && fake.loads == 0 && fake.encodes == 0, "case %d: nothing ran",
               i);
         CHECK(kiln_last_error(h)[0] == '\0', "no error text after success: %s", kiln_last_error(h));
@@ -74,18 +60,18 @@ static void test_nothing(kiln_handle h)
     /* the rules still hold for an empty problem */
     kiln_problem p = cases[0];
     p.scale_b = (kiln_scale_mode)7;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_INVALID_VALUE);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_INVALID_VALUE);
     p = cases[0];
     p.layout = NN;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_NOT_SUPPORTED);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_NOT_SUPPORTED);
     p = cases[0];
     p.lda = 64; /* k = 128 */
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_INVALID_VALUE);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_INVALID_VALUE);
     /* a run with a foreign algo is still refused */
     kiln_algo bad;
     memset(&bad, 0, sizeof bad);
     bad.name_hash = 12345;
-    EXPECT(kiln_run(h, &cases[0], &bad, &none, NULL, 0, NULL), KILN_STATUS_INVALID_ALGO);
+    EXPECT_ON(h, kiln_run(h, &cases[0], &bad, &none, NULL, 0, NULL), KILN_STATUS_INVALID_ALGO);
 }
 
 /* k = 0 without C and bias: D is zeroed by the backend's 2-D fill, one per batch unless the batches are packed. */
@@ -100,10 +86,10 @@ static void test_zero_fill(kiln_handle h)
     p.scale_a = KILN_SCALE_TENSOR; /* scales multiply a zero sum: still zero */
     kiln_algo algo;
     int n = 0;
-    EXPECT(kiln_query(h, &p, NULL, &algo, 1, &n), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_query(h, &p, NULL, &algo, 1, &n), KILN_STATUS_SUCCESS);
     CHECK(n == 1 && is_no_gemm(h, &algo), "k = 0, no C, no bias: the no-GEMM algo");
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
     CHECK(fake.zeros == 1 && fake.launches == 0 && fake.zero[0].dst == args.d && fake.zero[0].pitch == 256 * 2 &&
               fake.zero[0].width == 200 * 2 && fake.zero[0].height == 100 && fake.zero[0].stream == stream,
           "one fill: %d fills, pitch %zu width %zu height %zu", fake.zeros, fake.zero[0].pitch, fake.zero[0].width,
@@ -113,22 +99,22 @@ static void test_zero_fill(kiln_handle h)
     no_ab.a = no_ab.b = NULL;
     no_ab.scale_a = NULL;
     fake_reset();
-    EXPECT(kiln_run(h, &p, &algo, &no_ab, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, &algo, &no_ab, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.zeros == 1, "A, B and scales may be NULL");
     /* but D may not */
     no_ab.d = NULL;
-    EXPECT(kiln_run(h, &p, NULL, &no_ab, NULL, 0, NULL), KILN_STATUS_NULL_POINTER);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &no_ab, NULL, 0, NULL), KILN_STATUS_NULL_POINTER);
 
     /* packed batches: one fill over batch * m rows */
     p.batch = 3;
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.zeros == 1 && fake.zero[0].height == 300 && fake.zero[0].pitch == 512, "packed batches: %d fills",
           fake.zeros);
     /* padded batches: one fill each, stride_d apart */
     p.stride_d = 100 * 256 + 64;
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.zeros == 3 && fake.zero[0].height == 100 && fake.zero[1].height == 100 &&
               (uintptr_t)fake.zero[1].dst == (uintptr_t)args.d + (100 * 256 + 64) * 2,
           "padded batches: %d fills", fake.zeros);
@@ -136,7 +122,7 @@ static void test_zero_fill(kiln_handle h)
     kiln_problem_init(&p, F16, F16, F32, NN, 1, 8, 0);
     p.ldd = INT64_C(1) << 55;
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.zeros == 1 && fake.zero[0].pitch == 32 && fake.zero[0].width == 32 && fake.zero[0].height == 1,
           "one row: pitch %zu", fake.zero[0].pitch);
     CHECK(fake.launches == 0, "no kernel for a zero fill");
@@ -163,14 +149,14 @@ static void test_k0_kernel(kiln_handle h)
     p.activation = KILN_ACT_GELU;
     kiln_algo algos[8];
     int n = 0;
-    EXPECT(kiln_query(h, &p, NULL, algos, 8, &n), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_query(h, &p, NULL, algos, 8, &n), KILN_STATUS_SUCCESS);
     CHECK(n > 0, "candidates for k = 0 with a bias");
     for (int i = 0; i < n; i++) {
         const kiln_solution *s = &kiln_solutions[algos[i].solution_index];
         CHECK(!kiln_solution_wgmma(s) && s->gsu == 1, "candidate %s: no TMA, no split-K", s->name);
     }
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     const fake_launch *l = &fake.last[0];
     const kiln_solution *s = &kiln_solutions[algos[0].solution_index];
     uint32_t tiles = (uint32_t)(((1000 + s->mt0 - 1) / s->mt0) * ((3000 + s->mt1 - 1) / s->mt1));
@@ -189,20 +175,20 @@ static void test_k0_kernel(kiln_handle h)
     splitk.name_hash = kiln_solutions[FAKE_FP8_SPLITK].name_hash;
     splitk.gsu = 4;
     fake_reset();
-    EXPECT(kiln_run(h, &p, &splitk, &args, (void *)(uintptr_t)0x7000000, (size_t)1 << 30, NULL),
+    EXPECT_ON(h, kiln_run(h, &p, &splitk, &args, (void *)(uintptr_t)0x7000000, (size_t)1 << 30, NULL),
            KILN_STATUS_INVALID_ALGO);
     kiln_problem_init(&p, E4M3, E4M3, F32, TN, 256, 256, 0);
     p.has_bias = 1;
-    EXPECT(kiln_query(h, &p, NULL, algos, 8, &n), KILN_STATUS_NO_SOLUTION);
+    EXPECT_ON(h, kiln_query(h, &p, NULL, algos, 8, &n), KILN_STATUS_NO_SOLUTION);
     CHECK(strstr(kiln_last_error(h), "empty_k") != NULL, "says why: %s", kiln_last_error(h));
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_SOLUTION);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_NO_SOLUTION);
     CHECK(fake.launches == 0 && fake.encodes == 0, "no TMA kernel with k = 0");
 
     /* f16 GEMM with C: beta * C by the mma kernel */
     kiln_problem_init(&p, F16, F16, F16, NN, 256, 256, 0);
     p.has_c = 1;
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && fake.last[0].params.k == 0 && fake.last[0].params.c == args.c &&
               fake.last[0].params.has_c == 1 && fake.last[0].grid[0] == 4,
           "GEMM k = 0 with C");
@@ -212,7 +198,7 @@ static void test_k0_kernel(kiln_handle h)
     p.bias_type = F16;
     CHECK(p.ldb == 0 && p.b_prepacked, "prepacked ldb of k = 0");
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, kiln_solutions[FAKE_MIXED].name) == 0 &&
               fake.last[0].params.k_tiles_per_split == 0,
           "mixed k = 0");

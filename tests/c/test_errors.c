@@ -7,14 +7,6 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
-#define E4M3 KILN_DTYPE_E4M3
-#define E5M2 KILN_DTYPE_E5M2
-#define BF16 KILN_DTYPE_BF16
-#define F16 KILN_DTYPE_F16
-#define F32 KILN_DTYPE_F32
-#define TN KILN_LAYOUT_TN
-#define NN KILN_LAYOUT_NN
-
 /* The call returns `want` and the handle's (or thread's) text is exactly `text`, or contains it with `contains`. */
 #define EXPECT_TEXT(h, call, want, text)                                                                             \
     do {                                                                                                              \

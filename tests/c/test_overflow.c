@@ -8,19 +8,6 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
-#define E4M3 KILN_DTYPE_E4M3
-#define BF16 KILN_DTYPE_BF16
-#define F16 KILN_DTYPE_F16
-#define F32 KILN_DTYPE_F32
-#define TN KILN_LAYOUT_TN
-
-#define EXPECT(call, want)                                                                                           \
-    do {                                                                                                              \
-        kiln_status got_ = (call);                                                                                    \
-        CHECK(got_ == (want), "%s -> %s, want %s (%s)", #call, kiln_status_string(got_), kiln_status_string(want),   \
-              kiln_last_error(h));                                                                                    \
-    } while (0)
-
 static const int64_t BIG = INT64_C(1) << 62;
 
 static kiln_args good_args(void)
@@ -70,36 +57,36 @@ static void test_huge_leading_dims(kiln_handle h)
     kiln_problem p = problem(BF16, 2, 256, 128);
     p.lda = BIG;
     fake_reset();
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
     CHECK(strstr(kiln_last_error(h), "lda = 4611686018427387904") && strstr(kiln_last_error(h), "2^57"), "%s",
           kiln_last_error(h));
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     p = problem(BF16, 4, 256, 128);
     p.lda = BIG; /* (m - 1) * lda overflows int64 */
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     CHECK(strstr(kiln_last_error(h), "overflow int64") != NULL, "%s", kiln_last_error(h));
 
     /* one row, the wgmma-only logic: the map's row stride lda * 1 byte would be 2^62 */
     p = problem(F32, 1, 256, 128);
     p.lda = BIG;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_SUCCESS);
-    EXPECT(kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_OVERFLOW);
     CHECK(strstr(kiln_last_error(h), "lda = 4611686018427387904: the A tensor map's row stride") &&
               strstr(kiln_last_error(h), "< 2^40"),
           "%s", kiln_last_error(h));
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     kiln_algo wg;
     memset(&wg, 0, sizeof wg);
     wg.solution_index = FAKE_WG_FP8;
     wg.name_hash = kiln_solutions[FAKE_WG_FP8].name_hash;
     wg.gsu = 1;
-    EXPECT(kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     /* 2^40 exactly is out; 2^40 - 16 is in */
     p.lda = INT64_C(1) << 40;
-    EXPECT(kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     CHECK(fake.launches == 0 && fake.encodes == 0, "no launch, no map: %d, %d", fake.launches, fake.encodes);
     p.lda = (INT64_C(1) << 40) - 16;
-    EXPECT(kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, &wg, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && fake.encodes == 2 && fake.encode[0].strides[0] == (UINT64_C(1) << 40) - 16 &&
               maps_legal(),
           "largest legal row stride");
@@ -108,32 +95,32 @@ static void test_huge_leading_dims(kiln_handle h)
     p = problem(BF16, 1, 256, 128);
     p.lda = BIG;
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && fake.encodes == 0 && fake.last[0].params.lda == BIG, "mma with one row");
 
     /* B: ldb of one column of a TN B */
     p = problem(F32, 256, 1, 128);
     p.ldb = BIG;
     fake_reset();
-    EXPECT(kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_query(h, &p, NULL, algos, 4, &n), KILN_STATUS_OVERFLOW);
     CHECK(strstr(kiln_last_error(h), "ldb = 4611686018427387904: the B tensor map") != NULL, "%s",
           kiln_last_error(h));
     /* a batch stride of 2^41 bytes */
     p = problem(F32, 128, 128, 128);
     p.batch = 2;
     p.stride_a = INT64_C(1) << 41;
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     CHECK(strstr(kiln_last_error(h), "batch stride") != NULL, "%s", kiln_last_error(h));
     /* ldd, ldc and strides of D: extents */
     p = problem(BF16, 3, 64, 64);
     p.ldd = BIG;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
     p = problem(BF16, 64, 64, 64);
     p.batch = 3;
     p.stride_d = INT64_MAX / 2;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
     p.stride_d = INT64_MAX;
-    EXPECT(kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_check_problem(h, &p), KILN_STATUS_OVERFLOW);
     CHECK(fake.launches == 0, "no launch");
 }
 
@@ -144,13 +131,13 @@ static void test_pointer_wrap(kiln_handle h)
     kiln_args args = good_args();
     args.a = (const void *)(UINTPTR_MAX - 15);
     fake_reset();
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     args = good_args();
     args.d = (void *)(UINTPTR_MAX - 1);
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     p.k = 0; /* the zero fill checks D too */
     p.lda = 0;
-    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
+    EXPECT_ON(h, kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_OVERFLOW);
     CHECK(fake.launches == 0 && fake.zeros == 0, "nothing ran");
 }
 

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "kiln/kiln.h"
+
 static int test_passed, test_failed;
 
 /* Counts a check; prints the failing expression with its location and a printf-style note. */
@@ -25,5 +27,23 @@ static int test_summary(const char *name)
     printf("%s: %d passed, %d failed\n", name, test_passed, test_failed);
     return test_failed ? 1 : 0;
 }
+
+/* Shorthands for the kiln enums the API tests spell often. */
+#define E4M3 KILN_DTYPE_E4M3
+#define E5M2 KILN_DTYPE_E5M2
+#define BF16 KILN_DTYPE_BF16
+#define F16 KILN_DTYPE_F16
+#define F32 KILN_DTYPE_F32
+#define TN KILN_LAYOUT_TN
+#define NN KILN_LAYOUT_NN
+
+/* A call's status must be `want`; on a miss, prints both and kiln_last_error(handle) (NULL: the thread's text). */
+#define EXPECT_ON(handle, call, want)                                                                                \
+    do {                                                                                                              \
+        kiln_status got_ = (call);                                                                                    \
+        CHECK(got_ == (want), "%s -> %s, want %s (%s)", #call, kiln_status_string(got_), kiln_status_string(want),   \
+              kiln_last_error(handle));                                                                               \
+    } while (0)
+#define EXPECT(call, want) EXPECT_ON(NULL, call, want)
 
 #endif /* KILN_TEST_UTIL_H */

@@ -6,17 +6,6 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
-#define E4M3 KILN_DTYPE_E4M3
-#define F16 KILN_DTYPE_F16
-#define F32 KILN_DTYPE_F32
-#define TN KILN_LAYOUT_TN
-
-#define EXPECT(call, want)                                                                                           \
-    do {                                                                                                              \
-        kiln_status got_ = (call);                                                                                    \
-        CHECK(got_ == (want), "%s -> %s, want %s", #call, kiln_status_string(got_), kiln_status_string(want));       \
-    } while (0)
-
 static kiln_problem fp8_problem(int64_t m, int64_t n, int64_t k)
 {
     kiln_problem p;
