@@ -68,7 +68,7 @@ PARAMS = (
           "matrix instruction M x N x K. mma: 16x8x32 fp8, 16x8x16 f16/bf16 (fp8 widened in registers); mfma: "
           "32x32x16 / 16x16x32 fp8, 32x32x8 / 16x16x16 f16/bf16 (fp8 widened after the LDS read); wmma: 16x16x16 "
           "(fp8 on gfx1201, f16/bf16 everywhere); wgmma: m64nNkK, derived from the tile when left out"),
-    Param("pgr", "PGR", 1, range(0, 7), 2,
+    Param("pgr", "PGR", 1, range(0, 16), 2,
           "PrefetchGlobalRead: K tiles loading ahead of the one computed. mma/wgmma: a ring of PGR + 1 LDS stages; "
           "mfma/wmma: 0-2 tiles held in VGPRs (global -> VGPR -> LDS), LDS double-buffered"),
     Param("plr", "PLR", 1, _FLAG, 0, "PrefetchLocalRead: read the next K step's fragments before this step's mma",
