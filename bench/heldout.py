@@ -10,10 +10,23 @@ calls it. For each shape of --shapes-file ("M N K  # source" per line):
   best = fastest passing candidate; pick/best = pick ms / best ms; cuBLAS/pick = cuBLASLt ms / pick ms (> 1: kiln
   faster). Timing is bench_gemm.time_fn (CUDA events, GPU-sleep queue-ahead, median, L2-rotated input sets).
 
-Summary bars: pick within 10% of best (pick ms <= 1.10 x best ms) on >= 90% of shapes (a shape whose pick fails the
-check, or that errors, counts as a miss); mean pick/best <= 1.05; also the geometric mean of cuBLAS/pick.
+Summary (JSON "summary"; the Markdown's Summary and the printed lines say the same):
+  shapes                     number of shapes run (rows, errored ones included)
+  hits                       shapes whose pick passes its check and is within 10% of best (pick ms <= 1.10 x best ms)
+  frac_pick_within_10pct     hits / shapes: an errored shape, or one whose pick fails its check, counts as a miss
+  mean_pick_over_best        mean of pick ms / best ms over the shapes whose pick passes (>= 1; 1 = always the best)
+  max_pick_over_best         the largest of those
+  geomean_cublas_over_pick   geometric mean of cuBLASLt ms / pick ms over the shapes with both times: > 1 means kiln's
+                             pick is faster than cuBLASLt, < 1 slower (the sign convention of bench_gemm's ratio)
+  errors, k1_disagrees, failed_candidates, misses (one entry per shape that is not a hit, with why)
+  pass_hit_bar, pass_mean_bar   the bars: frac_pick_within_10pct >= 0.90, mean_pick_over_best <= 1.05
 Writes PREFIX.json (every candidate's time), PREFIX.md and, where matplotlib imports, PREFIX.png.
 Exit status: 0 when both bars pass and no shape errored, 1 otherwise, 2 without torch/CUDA.
+
+The shapes are held out: none may be a size the fp8 tuning measures (tuning/sm90_fp8.yaml) or one the shipped logic
+(solutions/sm90/wgmma_fp8.yaml) was measured on; a run warns about any that is, the self-check fails on it (both read
+the YAML with PyYAML). On the H100 the whole list takes ~5 minutes with --iters 20 --warmup 3 --budget-s 0.2 (the
+self-check prints its estimate); the defaults time longer.
 
     python3 bench/heldout.py                      # -> bench/results/heldout_<device>_<commit>.{json,md,png}
     python3 bench/heldout.py --max-candidates 6 --iters 20 --out /tmp/heldout
@@ -43,11 +56,14 @@ MISS_FACTOR = 1.10     # pick counts as a hit when pick_ms <= MISS_FACTOR * best
 BAR_HIT_FRACTION = 0.90
 BAR_MEAN_RATIO = 1.05
 QUERY_ALL = 256        # k for kiln.query: more than any problem has candidates
-# the fp8 tuning grid these shapes are held out from
-TUNED_M = (1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
-TUNED_NK = ((2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048), (4096, 4096),
-            (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (8192, 8192), (1024, 8192), (8192, 28672),
-            (28672, 8192))
+# what these shapes are held out from: the sizes the fp8 tuning measures, and those the shipped logic holds
+TUNING_FILE = bg.REPO / "tuning" / "sm90_fp8.yaml"
+LOGIC_FILE = bg.REPO / "solutions" / "sm90" / "wgmma_fp8.yaml"
+# run-time estimate of the whole list (self-check), fitted to the H100 run at 7b8173e with --iters 20 --warmup 3
+# --budget-s 0.2 (47 shapes, 19.1 TFLOP, ~36 candidates each: 113.5 s): per shape, and per TFLOP of one GEMM
+EST_S_PER_SHAPE = 1.0
+EST_S_PER_TFLOP = 3.5
+MAX_EST_S = 480.0      # the list must stay one run of under 8 minutes
 # name tokens that hold the usual value: left out of short names (docs/naming.md)
 USUAL_TOKENS = {"PLR0", "SU0", "SUS0", "SUM0", "LPA0", "LPB0", "LXS1", "GSU1", "WGM8", "VWA16", "VWB16", "LDSB0",
                 "TLDS1", "LBSPP0", "WSGR0", "OCC0"}
@@ -72,8 +88,35 @@ def read_shapes(path) -> list:
     return shapes
 
 
-def in_tuning_grid(m: int, n: int, k: int) -> bool:
-    return m in TUNED_M and (n, k) in TUNED_NK
+_GRIDS = {}
+
+
+def tuning_grid(tuning_file=TUNING_FILE, logic_file=LOGIC_FILE) -> frozenset:
+    """{(m, n, k)}: every size of tuning_file's `sizes` (read as `kiln-gen tune` reads them: exact sizes and the
+    product of m x (n, k)) and every size logic_file's selection holds (exact entries, timings). Needs PyYAML and
+    generator/ (ImportError without PyYAML)."""
+    key = (str(tuning_file), str(logic_file))
+    if key not in _GRIDS:
+        import yaml
+        if str(bg.REPO / "generator") not in sys.path:
+            sys.path.insert(0, str(bg.REPO / "generator"))
+        from kilngen import tune
+        sizes = set(tune.load(pathlib.Path(tuning_file), bg.REPO).sizes)
+        if logic_file and pathlib.Path(logic_file).is_file():
+            sel = (yaml.safe_load(pathlib.Path(logic_file).read_text()) or {}).get("selection") or {}
+            for entry in (sel.get("exact") or []) + (sel.get("timings") or []):
+                sizes.add(tuple(int(v) for v in entry["size"]))
+        _GRIDS[key] = frozenset(sizes)
+    return _GRIDS[key]
+
+
+def in_tuning_grid(m: int, n: int, k: int, grid=None) -> bool:
+    return (m, n, k) in (tuning_grid() if grid is None else grid)
+
+
+def estimate_run_s(shapes) -> float:
+    """Seconds a run of these shapes takes on the H100 with --iters 20 --warmup 3 --budget-s 0.2 (EST_S_*)."""
+    return sum(EST_S_PER_SHAPE + EST_S_PER_TFLOP * 2.0 * m * n * k / 1e12 for m, n, k, *_src in shapes)
 
 
 def short_name(name: str) -> str:
@@ -282,8 +325,13 @@ def main(argv=None) -> int:
     if args.iters < 1 or args.max_candidates < 0:
         ap.error("--iters must be >= 1 and --max-candidates >= 0")
     shapes = read_shapes(args.shapes_file)
+    try:
+        grid = tuning_grid()
+    except ImportError as exc:
+        print(f"warning: shapes not checked against the tuning grid ({exc})", file=sys.stderr)
+        grid = frozenset()
     for m, n, k, _src in shapes:
-        if in_tuning_grid(m, n, k):
+        if in_tuning_grid(m, n, k, grid):
             print(f"warning: {m}x{n}x{k} is in the tuning grid, not held out", file=sys.stderr)
     torch = bg.torch
     if torch is None or not torch.cuda.is_available():
@@ -313,16 +361,26 @@ def main(argv=None) -> int:
 
 
 def self_check(shapes_file: pathlib.Path) -> int:
-    """The shapes file (count, alignment, held out, FLOP), scoring, summary, table, JSON and plot on fake rows."""
+    """The shapes file (count, alignment, held out, large N and K, run time), scoring, summary, table, JSON and plot on
+    fake rows."""
     shapes = read_shapes(shapes_file)
     flops = [2.0 * m * n * k for m, n, k, _s in shapes]
-    assert len(shapes) >= 36 and all(src for *_mnk, src in shapes), "want >= 36 shapes, each with a source"
-    assert not [s for s in shapes if in_tuning_grid(*s[:3])], "a shape is in the tuning grid"
+    assert len(shapes) >= 60 and all(src for *_mnk, src in shapes), "want >= 60 shapes, each with a source"
+    inside = [f"{m}x{n}x{k}" for m, n, k, _s in shapes if in_tuning_grid(m, n, k)]
+    assert not inside, f"in the tuning grid (tuning/sm90_fp8.yaml or the shipped logic), not held out: {inside}"
     assert len({s[:3] for s in shapes}) == len(shapes), "duplicate shapes"
-    assert sum(f > 2e12 for f in flops) <= 6, "more than 6 shapes above 2e12 FLOP"
-    print(f"{shapes_file}: {len(shapes)} shapes, {sum(flops):.3g} FLOP in all, "
-          f"{sum(f > 2e12 for f in flops)} above 2e12")
+    large = [s for s in shapes if s[1] >= 28672 or s[2] >= 16384]
+    assert len(large) >= 15 and max(s[1] for s in shapes) >= 57344 and max(s[2] for s in shapes) >= 28672, \
+        "want >= 15 shapes with N >= 28672 or K >= 16384, reaching N = 57344 and K = 28672"
+    assert min(s[0] for s in shapes) == 1 and max(s[0] for s in shapes) >= 12000, "want M from 1 to >= 12000"
+    assert sum(s[0] & (s[0] - 1) != 0 for s in shapes) >= len(shapes) // 2, "want mostly off-power-of-two M"
+    est = estimate_run_s(shapes)
+    assert est <= MAX_EST_S, f"the list would take ~{est:.0f} s on the H100, over {MAX_EST_S:.0f} s"
+    print(f"{shapes_file}: {len(shapes)} shapes, {sum(flops):.3g} FLOP in all, {len(large)} with N >= 28672 or "
+          f"K >= 16384, {sum(f > 2e12 for f in flops)} above 2e12 FLOP; ~{est:.0f} s on the H100 "
+          f"(--iters 20 --warmup 3 --budget-s 0.2); held out from {len(tuning_grid())} tuned sizes")
     assert in_tuning_grid(4096, 7168, 2048) and not in_tuning_grid(4096, 7168, 2064)
+    assert in_tuning_grid(1, 57344, 8192) and in_tuning_grid(16384, 53248, 16384)  # the grid reaches large N and K
     full = "Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG1x1_MI64x128x32_PGR5_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU4_WGM8_" \
            "VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK2_WGMMA_SM90"
     assert short_name(full) == "MT128x128x128_WG1x1_MI64x128x32_PGR5_GSU4_PK2_WGMMA", short_name(full)
@@ -369,11 +427,16 @@ def self_check(shapes_file: pathlib.Path) -> int:
         md = (pathlib.Path(tmp) / "sub" / "fake.md").read_text()
         assert md.count("\n| ") == len(rows) + 1 and "ERROR: KilnError: fake / failure" in md
         assert md.count("**miss**") == 2 and "(FAILED check)" in md and ": MISS" in md
-    assert summary["hits"] == 7 and math.isclose(summary["frac_pick_within_10pct"], 0.7)
+    assert summary["shapes"] == 10 and summary["hits"] == 7 and math.isclose(summary["frac_pick_within_10pct"], 0.7)
+    assert data["summary"]["shapes"] == 10 and math.isclose(data["summary"]["frac_pick_within_10pct"], 0.7)
     # mean over the 8 rows whose pick passes: six at 1.0, 1.6, 1.08
     assert math.isclose(summary["mean_pick_over_best"], (6 + 1.6 + 1.08) / 8)
     assert math.isclose(summary["geomean_cublas_over_pick"], bg.geomean(r["ratio_vs_cublas"] for r in rows
                                                                         if r["ratio_vs_cublas"]))
+    # the sign: cuBLASLt ms / pick ms, > 1 when kiln's pick is faster (shape 0: pick = base ms, cuBLASLt 1.1 x base)
+    assert math.isclose(rows[0]["ratio_vs_cublas"], 1.1) and math.isclose(rows[1]["ratio_vs_cublas"], 1.1 / 1.6)
+    for key in ("shapes", "frac_pick_within_10pct", "mean_pick_over_best", "geomean_cublas_over_pick"):
+        assert key in data["summary"], key
     assert not summary["pass_hit_bar"] and not summary["pass_mean_bar"] and summary["errors"] == 1
     assert [x["shape"] for x in summary["misses"]] == [shape_str(rows[i]) for i in (1, 4, 5)]
     good = summarize([rows[i] for i in (0, 2, 3, 6)])
