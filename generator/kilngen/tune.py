@@ -248,8 +248,8 @@ def build(t: Tuning, root: Path, work: Path, jobs: int) -> list:
     sf = schema.load_file(cand, work)
     render.write_tree(work / "generated", render.render_tree([sf], root / "templates"))
     log = work / "build.log"
-    _run(["cmake", "-S", str(root), "-B", str(work / "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", f"-DKILN_ARCHS={t.arch.value}",
-          f"-DKILN_GENERATED_DIR={work / 'generated'}", "-DKILN_BUILD_TESTS=OFF",
+    _run(["cmake", "-S", str(root), "-B", str(work / "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+          f"-DKILN_ARCHS={t.arch.value}", f"-DKILN_GENERATED_DIR={work / 'generated'}", "-DKILN_BUILD_TESTS=OFF",
           f"-DPython3_EXECUTABLE={sys.executable}"], log, root)
     _run(["cmake", "--build", str(work / "build"), "-j", str(jobs)], log, root)
     return sols
