@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from . import _fastpath
 from ._capi import (DType, KilnError, Layout, Status, check, explain_text, kiln_algo, kiln_args, kiln_handle,
                     kiln_problem, last_error, load_library)
 from ._convert import INT32, as_arch, as_enum, as_int
@@ -46,14 +47,17 @@ def handle(device_index: int | None = None) -> kiln_handle:
 
 
 def close() -> None:
-    """Destroy every handle this module created (and forget the algo cache and set_arch choices)."""
+    """Destroy every handle this module created (and forget the algo cache, the prepared plans of the ops and the
+    set_arch choices)."""
     lib = load_library()
     with _handles_lock:
+        _fastpath.clear()  # first: no cached plan may run on a handle being destroyed
         for dev, h in list(_handles.items()):
             check(lib.kiln_destroy(h), "kiln_destroy")
             del _handles[dev]
         _algo_cache.clear()
         _arch_overrides.clear()
+        _fastpath.clear()  # again: a plan prepared while the handles went
 
 
 # device index -> arch name given to set_arch, applied again to a handle created after close().
@@ -76,6 +80,7 @@ def set_arch(arch: str, device_index: int | None = None) -> None:
         _arch_overrides[device_index] = raw
         for key in [key for key in _algo_cache if key[0] == device_index]:
             del _algo_cache[key]
+        _fastpath.clear()
 
 
 def _current_device() -> int:
@@ -252,27 +257,30 @@ def select(p: kiln_problem, args: kiln_args, device_index: int) -> kiln_algo | N
     return None
 
 
-def run(p: kiln_problem, args: kiln_args, algo, device, where: str) -> None:
-    """kiln_run on torch's current stream of `device`, with a workspace from torch's allocator.
+def resolve(p: kiln_problem, args: kiln_args, algo, device, where: str) -> tuple:
+    """(handle, device index, algo, workspace bytes) of a run of `p` with these pointers on a CUDA `device`: the algo
+    given (an AlgoInfo or a kiln_algo) or select()'s, and the workspace it needs. Runs themselves go through
+    _fastpath.launch, on torch's current stream of `device` with a workspace from torch's allocator.
 
     Empty problems go to the library like any other (kiln.h, "Empty problems"): it launches nothing for M, N or
     batch = 0 and writes act(beta*C + bias) for K = 0."""
-    import torch
-
-    if device.type != "cuda":
-        raise ValueError(f"{where}: kiln runs on CUDA tensors; got {device} (query/explain take any device)")
+    require_runnable(device, where)
     algo = as_kiln_algo(algo)
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = device.index
+    if device.type != "cuda":
+        index = -1  # the device-less handle: reached only where a test lets CPU tensors through to a stubbed launch
+    elif index is None:
+        import torch
+        index = torch.cuda.current_device()
     if algo is None:
         algo = select(p, args, index)
     h = handle(index)
     ws_bytes = int(algo.workspace_bytes) if algo is not None else 0
     if algo is not None and ws_bytes == 0 and algo.gsu > 1:  # from algo_by_name: sized for this problem here
         ws_bytes = split_k_workspace(p, algo.gsu)
-    workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device) if ws_bytes else None
-    stream = torch.cuda.current_stream(device).cuda_stream
-    with torch.cuda.device(index):
-        status = load_library().kiln_run(h, ctypes.byref(p), ctypes.byref(algo) if algo is not None else None,
-                                         ctypes.byref(args), workspace.data_ptr() if workspace is not None else None,
-                                         ws_bytes, stream or None)
-    check(status, where, repr(p), handle=h)
+    return h, index, algo, ws_bytes
+
+
+def require_runnable(device, where: str) -> None:
+    if device.type != "cuda":
+        raise ValueError(f"{where}: kiln runs on CUDA tensors; got {device} (query/explain take any device)")

@@ -2,6 +2,8 @@
 
 Each op has a planner (_plan_*) that validates tensors and builds the problem; the op runs the plan, and
 query()/explain() ask the library about the same plan. Shapes, strides and leading dimensions are in elements.
+A run that succeeded leaves its prepared plan in a cache keyed by everything but the data pointers (_key_*), and a
+later call of the same key runs that plan without planning again (_fastpath.py says what the key holds).
 
 Every function here needs torch (TorchRequiredError without it). Runs take CUDA tensors; query() and explain() also
 take CPU tensors, and then answer for the device-less handle, whose arch kiln.set_arch() picks: what kiln would
@@ -14,9 +16,11 @@ import ctypes
 import math
 from dataclasses import dataclass
 
-from ._capi import DType, Layout, kiln_args, kiln_problem, load_library, check
+from . import _fastpath
+from ._capi import DType, Layout, check, kiln_algo, kiln_args, kiln_problem, load_library
 from ._convert import INT64, as_float32, as_int
-from ._handle import explain_problem, make_problem, query_problem, run
+from ._fastpath import Uncacheable, run_cached, scale_key, tensor_key, value_key
+from ._handle import AlgoInfo, explain_problem, make_problem, query_problem, resolve
 from ._prepack import prepack_torch
 from ._tensors import (TorchRequiredError, bias_of, device_index, kiln_dtype, matrix_mn, operand_a, operand_b,
                        output, pointer, require_tensor, same_device, scale, torch_dtype, torch_module)
@@ -218,33 +222,116 @@ def _plan_mixed_mm(a, packed_b, *, scale_b=None, bias=None, out_dtype=None, acti
     return _finish(p, out, a2, packed_b.data, None, None, sb, bias, 1.0, 0.0, keep)
 
 
+# ---- the ops: a cached plan when the key of the call has one (_fastpath), else the whole way ----
+
+_plans = _fastpath.plans
+
+
+def _algo_key(algo):
+    """algo= in a key: the algo's bytes (an AlgoInfo's kiln_algo), None for kiln_query's choice."""
+    if algo is None:
+        return None
+    if type(algo) is AlgoInfo:
+        return bytes(algo.algo)
+    if type(algo) is kiln_algo:
+        return bytes(algo)
+    raise Uncacheable(type(algo).__name__)
+
+
+def _packed_key(packed_b) -> tuple:
+    if type(packed_b) is not PackedB:
+        raise Uncacheable(type(packed_b).__name__)
+    return (tensor_key(packed_b.data), packed_b.dtype, packed_b.k, packed_b.n)
+
+
+# The keys of the three ops: every argument, in the op's order (a None stays None: the common case costs no call).
+
+def _key_gemm(a, b, c, alpha, beta, bias, activation, out_dtype, layout, out, algo) -> tuple:
+    return ("gemm", tensor_key(a), tensor_key(b), None if c is None else tensor_key(c), value_key(alpha),
+            value_key(beta), None if bias is None else tensor_key(bias),
+            None if activation is None else value_key(activation), None if out_dtype is None else value_key(out_dtype),
+            None if layout is None else value_key(layout), None if out is None else tensor_key(out),
+            None if algo is None else _algo_key(algo))
+
+
+def _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo) -> tuple:
+    return ("scaled_mm", tensor_key(a), tensor_key(b), scale_key(scale_a), scale_key(scale_b),
+            None if bias is None else tensor_key(bias), None if out_dtype is None else value_key(out_dtype),
+            None if activation is None else value_key(activation), None if a_fp8 is None else value_key(a_fp8),
+            None if b_fp8 is None else value_key(b_fp8), None if layout is None else value_key(layout),
+            None if out is None else tensor_key(out), None if algo is None else _algo_key(algo))
+
+
+def _key_mixed_mm(a, packed_b, scale_b, bias, out_dtype, activation, out, algo) -> tuple:
+    return ("mixed_mm", tensor_key(a), _packed_key(packed_b), scale_key(scale_b),
+            None if bias is None else tensor_key(bias), None if out_dtype is None else value_key(out_dtype),
+            None if activation is None else value_key(activation), None if out is None else tensor_key(out),
+            None if algo is None else _algo_key(algo))
+
+
+def _run_whole(plan: Plan, algo, where: str, key):
+    """The first call of a key (or an uncacheable call): resolve the algo, run, and cache the prepared plan once its
+    run succeeded."""
+    generation = _plans.generation  # before resolving: a set_arch()/close() meanwhile drops this plan
+    h, index, algo, ws_bytes = resolve(plan.problem, plan.args, algo, plan.device, where)
+    pp = _fastpath.prepare(plan.problem, h, index, algo, ws_bytes, plan.out, plan.args.d, where)
+    _fastpath.launch_plan_args(pp, plan.args)
+    if key is not None and pp.cacheable:
+        _plans.put(key, pp, generation)
+    return plan.out
+
+
 def gemm(a, b, *, c=None, alpha=1.0, beta=0.0, bias=None, activation=None, out_dtype=None, layout=None, out=None,
          algo=None):
     """D = act(alpha * A @ B + beta * C + bias) for float16/bfloat16 A [M, K] / [batch, M, K] and B(k, n) as
     [K, N] (NN) or a transposed view of [N, K] storage (TN). D defaults to A's dtype."""
+    try:
+        key = _key_gemm(a, b, c, alpha, beta, bias, activation, out_dtype, layout, out, algo)
+        pp = _plans.get(key)
+    except Exception:  # noqa: BLE001 -- a call that cannot be keyed goes the whole way, which says what is wrong
+        key = pp = None
+    if pp is not None:
+        d = run_cached(pp, a, b, c, None, None, bias, out, float(alpha), float(beta))
+        if d is not None:
+            return d
     plan = _plan_gemm(a, b, c=c, alpha=alpha, beta=beta, bias=bias, activation=activation, out_dtype=out_dtype,
                       layout=layout, out=out)
-    run(plan.problem, plan.args, algo, plan.device, "gemm")
-    return plan.out
+    return _run_whole(plan, algo, "gemm", key)
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=None, a_fp8=None, b_fp8=None,
               layout=None, out=None, algo=None):
     """Like torch._scaled_mm: fp8 A [M, K] row-major, B(k, n) [K, N] column-major (b.t() contiguous), scales
     float32 per tensor (1 element) or per row of A / column of B. Batched [batch, ...] too. D defaults to bf16."""
+    try:
+        key = _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo)
+        pp = _plans.get(key)
+    except Exception:  # noqa: BLE001 -- as in gemm
+        key = pp = None
+    if pp is not None:
+        d = run_cached(pp, a, b, None, scale_a, scale_b, bias, out, 1.0, 0.0)
+        if d is not None:
+            return d
     plan = _plan_scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype, activation=activation,
                            a_fp8=a_fp8, b_fp8=b_fp8, layout=layout, out=out)
-    run(plan.problem, plan.args, algo, plan.device, "scaled_mm")
-    return plan.out
+    return _run_whole(plan, algo, "scaled_mm", key)
 
 
 def mixed_mm(a, packed_b, *, scale_b=None, bias=None, out_dtype=None, activation=None, out=None, algo=None):
     """act(A @ upcast(B) * scale_b + bias) for float16/bfloat16 A [..., K] and B from prepack_b. D defaults to A's
     dtype; scale_b is None, a number, a 1-element or an [N] float32 tensor."""
+    try:
+        key = _key_mixed_mm(a, packed_b, scale_b, bias, out_dtype, activation, out, algo)
+        pp = _plans.get(key)
+    except Exception:  # noqa: BLE001 -- as in gemm
+        key = pp = None
+    if pp is not None:
+        d = run_cached(pp, a, packed_b.data, None, None, scale_b, bias, out, 1.0, 0.0)
+        if d is not None:
+            return d
     plan = _plan_mixed_mm(a, packed_b, scale_b=scale_b, bias=bias, out_dtype=out_dtype, activation=activation,
                           out=out)
-    run(plan.problem, plan.args, algo, plan.device, "mixed_mm")
-    return plan.out
+    return _run_whole(plan, algo, "mixed_mm", key)
 
 
 _PLANNERS = {"gemm": _plan_gemm, "scaled_mm": _plan_scaled_mm, "mixed_mm": _plan_mixed_mm}
