@@ -363,3 +363,75 @@ def test_algo_by_name():
     with pytest.raises(kiln.KilnError) as err:
         kiln.algo_by_name("Cijk_not_a_kernel")
     assert err.value.status == kiln.Status.INVALID_ALGO
+
+
+# ---- the plan cache on the GPU (runtime/python/kiln/_fastpath.py; CPU tests: tests/py/test_binding_fast.py) ----
+
+def _whole_way(op, *args, **kwargs):
+    """op with an empty plan cache of size 0 in place of the binding's: planned and selected from scratch."""
+    from kiln import _fastpath, _ops
+    saved, _ops._plans = _ops._plans, _fastpath.PlanCache(size=0)
+    try:
+        return op(*args, **kwargs)
+    finally:
+        _ops._plans = saved
+
+
+def _fast_path_calls():
+    torch = kilntest.torch
+    e4m3 = kilntest.tdt(DType.E4M3)
+    m, n, k = 72, 96, 160
+    a, b = kilntest.randn_fp8((m, k), e4m3), kilntest.b_operand(k, n, e4m3, Layout.TN)
+    sa, sb = kilntest.positive(()), kilntest.positive((n,))
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    x = kilntest.randn_half((m, k), torch.float16)
+    w = kilntest.b_operand(k, n, torch.bfloat16, Layout.TN)
+    packed = kiln.prepack_b(b)
+    return [
+        (kiln.scaled_mm, (a, b, sa, sb), dict(bias=bias, activation="relu")),
+        (kiln.scaled_mm, (a, b, 0.75, sb), {}),
+        (kiln.gemm, (x.to(torch.bfloat16), w), dict(alpha=0.5)),
+        (kiln.mixed_mm, (x, packed), dict(scale_b=sb, bias=bias.to(torch.float16))),
+    ]
+
+
+@pytest.mark.gpu
+def test_cached_runs_match_the_whole_way():
+    """The second call of a key runs its cached plan; its output is bitwise the whole way's."""
+    torch = kilntest.torch
+    from kiln import _fastpath
+    _fastpath.clear()
+    for i, (op, args, kwargs) in enumerate(_fast_path_calls()):
+        first = op(*args, **kwargs)
+        cached = op(*args, **kwargs)
+        whole = _whole_way(op, *args, **kwargs)
+        assert len(_fastpath.plans) == i + 1, f"{op.__name__}: no plan cached"
+        torch.cuda.synchronize()
+        assert not kilntest.all_nan(first)
+        assert torch.equal(first, cached) and torch.equal(first, whole), f"{op.__name__}: the cached run differs"
+
+
+@pytest.mark.gpu
+def test_cached_runs_follow_the_current_stream():
+    """A cached run goes on torch's current stream: behind a sleep on a side stream, its output is not written yet
+    when the default stream reads it, and is once the side stream is done."""
+    torch = kilntest.torch
+    from kiln import _fastpath
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("torch.cuda._sleep is not there")
+    op, args, kwargs = _fast_path_calls()[0]
+    want = op(*args, **kwargs)
+    out = torch.empty_like(want)
+    op(*args, out=out, **kwargs)  # the whole way for the out= key; its plan is cached
+    plans = len(_fastpath.plans)
+    kilntest.poison_(out)
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(100_000_000)  # ~50 ms
+        op(*args, out=out, **kwargs)    # the cached plan
+    early = out.clone()                 # on the default stream, which does not wait for `side`
+    torch.cuda.synchronize()
+    assert len(_fastpath.plans) == plans, "the call on the side stream did not run the cached plan"
+    assert kilntest.all_nan(early), "the cached run did not wait for the side stream's sleep"
+    assert torch.equal(out, want)

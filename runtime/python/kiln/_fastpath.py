@@ -26,7 +26,7 @@ import ctypes
 import threading
 from collections import OrderedDict
 
-from ._capi import Activation, DType, Layout, check, kiln_args, kiln_algo, load_library
+from ._capi import Activation, DType, Layout, check, kiln_args, load_library
 
 # The pointer bits a key holds. kiln_query's predicates ask A and B for align_a/align_b elements (16 at most, of 1 or
 # 2 bytes: 32 bytes) and TMA for 16-byte bases; 64 bytes leaves room, and torch's allocators (512 bytes on CUDA, 64 on
@@ -59,10 +59,6 @@ def tensor_key(t) -> tuple:
     """What a plan knows about a tensor: all of it but the address, of which only the alignment bits. Raises
     (AttributeError and the like) for what is not a tensor: the slow path then says what is wrong."""
     return (type(t), t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & ALIGN_MASK)
-
-
-def opt_tensor_key(t):
-    return None if t is None else tensor_key(t)
 
 
 def scale_key(s):
@@ -248,5 +244,4 @@ def run_cached(pp: Prepared, a, b, c, scale_a, scale_b, bias, out, alpha: float,
 
 
 __all__ = ["ALIGN_MASK", "CACHE_SIZE", "PlanCache", "Prepared", "RawArgs", "Uncacheable", "clear", "launch",
-           "launch_plan_args", "opt_tensor_key", "plans", "prepare", "run_cached", "scale_key", "tensor_key",
-           "value_key"]
+           "launch_plan_args", "plans", "prepare", "run_cached", "scale_key", "tensor_key", "value_key"]
