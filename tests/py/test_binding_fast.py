@@ -59,7 +59,7 @@ def test_value_key_keeps_types_apart():
     keys = {value_key(v) for v in (1, 1.0, True, kiln.Activation.RELU, DType.F16, "relu")}
     assert len(keys) == 6
     assert value_key(None) is None
-    for bad in ([1], {"a": 1}, object(), b"relu".decode().encode()):
+    for bad in ([1], {"a": 1}, object(), b"relu", float("nan")):
         with pytest.raises(Uncacheable):
             value_key(bad)
 
@@ -258,10 +258,16 @@ def test_number_scales_per_call(runs):
     torch_, rec, planned = runs
     a, w = _fp8()
     one = torch.ones((), dtype=torch.float32)
-    for value in (0.5, 0.5, 2.0):
+    for value in (0.5, 0.5, 2.0, 3):
         kiln.scaled_mm(a, w.t(), value, one, **FP8)
-    assert [launch["scale_a"] for launch in rec.launches] == [0.5, 0.5, 2.0]
-    assert planned["scaled_mm"] == 2  # 0.5 and 2.0 are keys of their own (their type and value are in the key)
+    assert [launch["scale_a"] for launch in rec.launches] == [0.5, 0.5, 2.0, 3.0]
+    assert planned["scaled_mm"] == 2  # a float's value is not in the key (its type is: 3 is another key)
+    for _ in range(2):  # checked per call as on the first: the same error from the cached plan
+        with pytest.raises(ValueError, match=r"^scaled_mm: scale_a = 1e\+300 does not fit a float32"):
+            kiln.scaled_mm(a, w.t(), 1e300, one, **FP8)
+    kiln.close()
+    with pytest.raises(ValueError, match=r"^scaled_mm: scale_a = 1e\+300 does not fit a float32"):
+        kiln.scaled_mm(a, w.t(), 1e300, one, **FP8)  # the first call of the key (close() forgot the plans)
 
 
 def test_mixed_mm_cached(runs):

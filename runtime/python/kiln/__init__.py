@@ -16,6 +16,8 @@ Every value is checked before it reaches ctypes (TypeError for a wrong kind, Val
 its C type cannot hold). Every status other than success raises KilnError: .status is a kiln.Status, .text the
 library's field-level account (kiln_last_error), .explanation the text of a failed explain. Runs go on torch's
 current stream; workspace comes from torch's allocator. Handles (one per device) live until kiln.close().
+A call whose key (every argument but the data pointers) ran before reuses that run's prepared plan instead of
+planning again (_fastpath.py); kiln.set_arch() and kiln.close() forget the plans.
 
 Without a GPU, kiln.set_arch("sm90") makes queries and explains answer for that arch:
     kiln.set_arch("sm90")

@@ -10,7 +10,8 @@ whose types were set once. The library still checks the problem, the arguments a
 The key (built by _ops for each op) holds everything the plan depends on except the data pointers: for each tensor
 its Python type, shape, strides, dtype, device and the low bits of its data pointer (kiln_query filters candidates
 by pointer alignment); for every other argument its type and value (so 1 and 1.0 and True are three keys, and a
-value of a kind the slow path refuses never reaches a plan of a kind it accepts); the algo= forced, as bytes. An
+value of a kind the slow path refuses never reaches a plan of a kind it accepts), but for a scale given as a number
+only its type (the value is checked and made a tensor per call); the algo= forced, as bytes. An
 argument of a kind the key cannot describe by value (out_dtype given as a tensor, a numpy float) raises Uncacheable:
 that call goes the whole way and is not cached. So is every empty problem (M, N, K or batch = 0), whose operands
 have NULL pointers. The handle's arch is not in the key: set_arch() and close() clear the cache instead, and a plan
@@ -27,6 +28,7 @@ import threading
 from collections import OrderedDict
 
 from ._capi import Activation, DType, Layout, check, kiln_args, load_library
+from ._convert import as_float32
 
 # The pointer bits a key holds. kiln_query's predicates ask A and B for align_a/align_b elements (16 at most, of 1 or
 # 2 bytes: 32 bytes) and TMA for 16-byte bases; 64 bytes leaves room, and torch's allocators (512 bytes on CUDA, 64 on
@@ -46,11 +48,11 @@ _VALUE_TYPES = {type(None), str, int, float, bool, DType, Layout, Activation}
 
 
 def value_key(x):
-    """(type, value) of a non-tensor argument."""
+    """(type, value) of a non-tensor argument. A NaN is no key (it equals nothing, so it would only fill the cache)."""
     if x is None:
         return None
     t = type(x)
-    if t not in _VALUE_TYPES:
+    if t not in _VALUE_TYPES or x != x:
         raise Uncacheable(t.__name__)
     return (t, x)
 
@@ -62,11 +64,12 @@ def tensor_key(t) -> tuple:
 
 
 def scale_key(s):
-    """A scale: None, a Python number (type and value) or a tensor."""
+    """A scale: None, a Python number (its type: every value plans the same 1-element scale, and run_cached checks
+    the value as the whole way does) or a tensor."""
     if s is None:
         return None
     if type(s) in NUMBER_TYPES:
-        return (type(s), s)
+        return (type(s),)
     return tensor_key(s)
 
 
@@ -134,7 +137,7 @@ assert ctypes.sizeof(RawArgs) == ctypes.sizeof(kiln_args)
 class Prepared:
     """What a run of one key needs besides the tensors. Never changed after prepare(): threads share it."""
     __slots__ = ("problem", "problem_addr", "algo", "algo_addr", "handle", "ws_bytes", "out_shape", "out_dtype",
-                 "device", "device_index", "d_align", "cacheable", "where")
+                 "device", "device_index", "d_align", "cacheable", "where", "scale_names")
 
     def __repr__(self) -> str:
         return (f"Prepared({self.where}, {self.problem!r}, algo={bytes(self.algo).hex() if self.algo else None}, "
@@ -195,6 +198,7 @@ def prepare(p, h, device_index: int, algo, ws_bytes: int, out, d_ptr, where: str
     pp.d_align = d_ptr & ALIGN_MASK if d_ptr is not None else None
     pp.cacheable = p.m > 0 and p.n > 0 and p.k > 0 and p.batch > 0 and algo is not None
     pp.where = where
+    pp.scale_names = (f"{where}: scale_a", f"{where}: scale_b")  # what as_float32's errors name, as _tensors.scale
     return pp
 
 
@@ -230,12 +234,12 @@ def run_cached(pp: Prepared, a, b, c, scale_a, scale_b, bias, out, alpha: float,
             return None
     else:
         pd = out.data_ptr()
-    # Scales given as numbers become 1-element device tensors per call, as on the first call; they live until
-    # kiln_run has queued its work (torch's allocator reuses their memory only in the stream's order).
+    # Scales given as numbers become 1-element device tensors per call, checked and made as _tensors.scale makes
+    # them; they live until kiln_run has queued its work (torch's allocator reuses their memory in stream order).
     if scale_a is not None and type(scale_a) in NUMBER_TYPES:
-        scale_a = torch.full((1,), float(scale_a), dtype=torch.float32, device=pp.device)
+        scale_a = torch.full((1,), as_float32(scale_a, pp.scale_names[0]), dtype=torch.float32, device=pp.device)
     if scale_b is not None and type(scale_b) in NUMBER_TYPES:
-        scale_b = torch.full((1,), float(scale_b), dtype=torch.float32, device=pp.device)
+        scale_b = torch.full((1,), as_float32(scale_b, pp.scale_names[1]), dtype=torch.float32, device=pp.device)
     launch(pp, RawArgs(a.data_ptr(), b.data_ptr(), c.data_ptr() if c is not None else None, pd,
                        scale_a.data_ptr() if scale_a is not None else None,
                        scale_b.data_ptr() if scale_b is not None else None,
