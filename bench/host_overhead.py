@@ -158,6 +158,9 @@ def make_rows(per: dict, check: dict) -> list:
     rows = []
     for name in ROWS:
         if name not in per:
+            if str(check.get(name, "")).startswith("error"):  # failed its check: not timed, but listed
+                rows.append({"op": name, "us_median": None, "us_min": None, "us_rounds": [], "vs_torch": None,
+                             "check": check[name]})
             continue
         med = statistics.median(per[name])
         rows.append({"op": name, "us_median": med, "us_min": min(per[name]), "us_rounds": per[name],
@@ -166,7 +169,7 @@ def make_rows(per: dict, check: dict) -> list:
 
 
 def summary(rows: list) -> dict:
-    us = {r["op"]: r["us_median"] for r in rows}
+    us = {r["op"]: r["us_median"] for r in rows if r["us_median"] is not None}
     ratio = lambda a, b: round(us[a] / us[b], 3) if a in us and b in us and us[b] > 0 else None  # noqa: E731
     host = ratio("kiln.scaled_mm", "torch._scaled_mm")
     return {
@@ -222,6 +225,9 @@ def self_check() -> int:
     stub = summary(make_rows({k: v for k, v in fake.items() if k.startswith("kiln.")}, {}))
     assert stub["host_overhead_ratio_vs_torch"] is None and stub["meets_target"] is None
     assert "n/a" in table(make_rows({"kiln.gemm": [1.0]}, {}))
+    failed = make_rows({k: v for k, v in fake.items() if k != "kiln.mixed_mm"}, {"kiln.mixed_mm": "error: boom"})
+    assert failed[-1]["op"] == "kiln.mixed_mm" and summary(failed)["kiln_mixed_mm_us"] is None
+    assert "error: boom" in table(failed)
     print("self-check passed")
     return 0
 
@@ -277,7 +283,8 @@ def main() -> int:
     meta["kiln_library"] = kiln.library_path()
     calls = make_calls(shape, device)
     check = checks(calls) if device != "cpu" else {}
-    per = time_rows(calls, args.calls, args.reps, args.warmup, sync)
+    timed = {name: fn for name, fn in calls.items() if not str(check.get(name, "")).startswith("error")}
+    per = time_rows(timed, args.calls, args.reps, args.warmup, sync)
     meta["plan_cache_entries"] = len(kiln._fastpath.plans)
     rows = make_rows(per, check)
     name = "host_overhead_" + re.sub(r"[^A-Za-z0-9]+", "-", meta["device"]).strip("-").lower() + "_" + \
