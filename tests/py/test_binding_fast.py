@@ -417,3 +417,12 @@ def test_threads_share_plans_not_arguments(runs):
         t.join()
     assert not errors, errors[0]
     assert planned["scaled_mm"] == 1
+
+
+def test_host_overhead_bench_self_check():
+    """bench/host_overhead.py's table and summary on fake numbers (it times on a GPU; this needs neither)."""
+    import subprocess
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "host_overhead.py"), "--self-check"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "self-check passed" in r.stdout and "host_overhead_ratio_vs_torch" in r.stdout
