@@ -26,6 +26,8 @@ the problem, the arguments and the algo before it answers NO_DEVICE, which is ig
 
     python3 bench/host_overhead.py                     # GPU -> bench/results/host_overhead_<device>_<commit>.json
     python3 bench/host_overhead.py --calls 2000 --reps 15 --out /tmp/host
+    KILN_BINDING_DIR=/tmp/kiln-old/runtime/python KILN_LIBRARY=$PWD/build/libkiln.so \
+        python3 bench/host_overhead.py --out /tmp/host_old.json   # another checkout's binding, this library
     python3 bench/host_overhead.py --cpu-stub          # no GPU: the binding's path, kiln_run answering NO_DEVICE
     python3 bench/host_overhead.py --self-check        # table and summary code on fake numbers; no torch, no GPU
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import statistics
@@ -42,7 +45,9 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO / "runtime" / "python"))
+# $KILN_BINDING_DIR times another checkout's binding (its runtime/python) in this script, e.g. the one before the
+# plan cache; a binding without kiln._fastpath has no "plan cache off" row.
+sys.path.insert(0, os.environ.get("KILN_BINDING_DIR") or str(REPO / "runtime" / "python"))
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
@@ -83,11 +88,12 @@ def make_calls(shape, device: str) -> dict:
     xb, wb, xh = x.to(torch.bfloat16), w16.to(torch.bfloat16), x.to(torch.float16)
     calls = {
         "kiln.scaled_mm": lambda: kiln.scaled_mm(a, w.t(), one, one, out_dtype=torch.bfloat16, **kw),
-        "kiln.scaled_mm, plan cache off": lambda: _uncached(kiln.scaled_mm, a, w.t(), one, one,
-                                                            out_dtype=torch.bfloat16, **kw),
         "kiln.gemm": lambda: kiln.gemm(xb, wb.t()),
         "kiln.mixed_mm": lambda: kiln.mixed_mm(xh, packed, scale_b=cols),
     }
+    if hasattr(kiln, "_fastpath"):
+        calls["kiln.scaled_mm, plan cache off"] = lambda: _uncached(kiln.scaled_mm, a, w.t(), one, one,
+                                                                    out_dtype=torch.bfloat16, **kw)
     if device != "cpu":
         calls["torch._scaled_mm"] = lambda: torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.bfloat16)
         calls["torch.mm"] = lambda: torch.mm(xb, wb.t())
@@ -104,7 +110,7 @@ def _uncached(op, *args, **kwargs):
         ops._plans = saved
 
 
-_NO_PLANS = kiln._fastpath.PlanCache(size=0)
+_NO_PLANS = kiln._fastpath.PlanCache(size=0) if hasattr(kiln, "_fastpath") else None
 
 
 def checks(calls: dict) -> dict:
@@ -119,7 +125,7 @@ def checks(calls: dict) -> dict:
             fn()  # the first call of the key goes the whole way and caches its plan; the next one runs that plan
             got = fn().float()
             text = []
-            if name == "kiln.scaled_mm":
+            if name == "kiln.scaled_mm" and "kiln.scaled_mm, plan cache off" in calls:
                 whole = calls["kiln.scaled_mm, plan cache off"]().float()
                 text.append("same" if torch.equal(got, whole) else "DIFFERS from the whole way")
             if ref.get(name) in calls:
@@ -236,6 +242,8 @@ def self_check() -> int:
 
 def cpu_stub() -> dict:
     """Lift what needs CUDA so that the ops run on CPU tensors to a real kiln_run that answers NO_DEVICE."""
+    if not hasattr(kiln, "_fastpath"):
+        raise SystemExit("--cpu-stub needs a binding with kiln._fastpath (this one is older)")
     from kiln import _fastpath, _handle
     if kiln.device_arch(-1) != "none":
         raise SystemExit("--cpu-stub is for machines without a GPU: kiln sees one here, and kiln_run would launch "
@@ -285,7 +293,8 @@ def main() -> int:
     check = checks(calls) if device != "cpu" else {}
     timed = {name: fn for name, fn in calls.items() if not str(check.get(name, "")).startswith("error")}
     per = time_rows(timed, args.calls, args.reps, args.warmup, sync)
-    meta["plan_cache_entries"] = len(kiln._fastpath.plans)
+    meta["plan_cache_entries"] = len(kiln._fastpath.plans) if hasattr(kiln, "_fastpath") else None
+    meta["binding"] = str(pathlib.Path(kiln.__file__).parent)
     rows = make_rows(per, check)
     name = "host_overhead_" + re.sub(r"[^A-Za-z0-9]+", "-", meta["device"]).strip("-").lower() + "_" + \
         meta["commit"][:10]
