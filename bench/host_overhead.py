@@ -25,9 +25,9 @@ the problem, the arguments and the algo before it answers NO_DEVICE, which is ig
 (host_overhead_ratio_vs_torch is null).
 
     python3 bench/host_overhead.py                     # GPU -> bench/results/host_overhead_<device>_<commit>.json
-    python3 bench/host_overhead.py --calls 2000 --reps 15 --out /tmp/host
-    KILN_BINDING_DIR=/tmp/kiln-old/runtime/python KILN_LIBRARY=$PWD/build/libkiln.so \
-        python3 bench/host_overhead.py --out /tmp/host_old.json   # another checkout's binding, this library
+    python3 bench/host_overhead.py --calls 2000 --reps 15 --out /tmp/host.json
+    KILN_BINDING_DIR=/tmp/kiln-old/runtime/python KILN_LIBRARY=$PWD/build/libkiln.so python3 bench/host_overhead.py
+                                                       # another checkout's binding (e.g. before the cache)
     python3 bench/host_overhead.py --cpu-stub          # no GPU: the binding's path, kiln_run answering NO_DEVICE
     python3 bench/host_overhead.py --self-check        # table and summary code on fake numbers; no torch, no GPU
 """
