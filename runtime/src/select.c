@@ -60,7 +60,7 @@ const char *kiln_reject_name(kiln_reject r)
     return (unsigned)r < (unsigned)KILN_REJECT_COUNT ? REJECT_NAMES[r] : "invalid";
 }
 
-KILN_FORMAT(4, 5) static kiln_reject reject(char *why, size_t len, kiln_reject r, const char *fmt, ...)
+kiln_reject kiln_reject_because(char *why, size_t len, kiln_reject r, const char *fmt, ...)
 {
     if (why && len) {
         va_list ap;
@@ -150,11 +150,11 @@ static kiln_reject operand_fits(char op, kiln_reject r, int align, int64_t ld, i
                                 const void *ptr, size_t elem, char *why, size_t len)
 {
     if (ld % align)
-        return reject(why, len, r, "ld%c=%" PRId64 " is not a multiple of align_%c=%d", op, ld, op, align);
+        return kiln_reject_because(why, len, r, "ld%c=%" PRId64 " is not a multiple of align_%c=%d", op, ld, op, align);
     if (batched && stride % align)
-        return reject(why, len, r, "stride_%c=%" PRId64 " is not a multiple of align_%c=%d", op, stride, op, align);
+        return kiln_reject_because(why, len, r, "stride_%c=%" PRId64 " is not a multiple of align_%c=%d", op, stride, op, align);
     if (ptr && (uintptr_t)ptr % ((uintptr_t)align * elem))
-        return reject(why, len, r, "%c pointer %p is not %zu-byte aligned (align_%c=%d)", op == 'a' ? 'A' : 'B', ptr,
+        return kiln_reject_because(why, len, r, "%c pointer %p is not %zu-byte aligned (align_%c=%d)", op == 'a' ? 'A' : 'B', ptr,
                       (size_t)align * elem, op, align);
     return KILN_FITS;
 }
@@ -164,11 +164,11 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
     const kiln_problem *p = in->problem;
     if (s->mt0 < 1 || s->mt1 < 1 || s->depth_u < 1 || s->gsu < 1 || s->align_a < 1 || s->align_b < 1 ||
         s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0)
-        return reject(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
     kiln_arch_id arch = kiln_arch_from_name(in->arch);
     if (s->arch != arch || arch == KILN_ARCH_UNKNOWN || s->a_type != p->a_type || s->b_type != p->b_type ||
         s->d_type != p->d_type || s->layout != p->layout || s->b_prepacked != p->b_prepacked)
-        return reject(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d",
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d",
                       kiln_arch_name(s->arch),
                       kiln_dtype_name(s->a_type), kiln_dtype_name(s->b_type), kiln_dtype_name(s->d_type),
                       s->layout == KILN_LAYOUT_TN ? "TN" : "NN", s->b_prepacked);
@@ -183,17 +183,17 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
             return r;
     }
     if (p->k % s->k_multiple)
-        return reject(why, why_len, KILN_REJECT_K_MULTIPLE, "k=%" PRId64 " is not a multiple of %d", p->k,
+        return kiln_reject_because(why, why_len, KILN_REJECT_K_MULTIPLE, "k=%" PRId64 " is not a multiple of %d", p->k,
                       s->k_multiple);
     if (p->k == 0 && kiln_solution_wgmma(s))
-        return reject(why, why_len, KILN_REJECT_EMPTY_K, "k=0: a TMA-fed kernel needs at least one K tile");
+        return kiln_reject_because(why, why_len, KILN_REJECT_EMPTY_K, "k=0: a TMA-fed kernel needs at least one K tile");
     if (in->max_lds_bytes > 0 && s->lds_bytes > in->max_lds_bytes)
-        return reject(why, why_len, KILN_REJECT_LDS, "needs %d bytes of LDS, the device has %" PRId64, s->lds_bytes,
+        return kiln_reject_because(why, why_len, KILN_REJECT_LDS, "needs %d bytes of LDS, the device has %" PRId64, s->lds_bytes,
                       in->max_lds_bytes);
     kiln_geometry g;
     kiln_solution_geometry(s, p, &g);
     if (s->gsu > 1 && (s->gsu - 1) * g.k_tiles_per_split >= g.k_tiles)
-        return reject(why, why_len, KILN_REJECT_GSU, "%" PRId64 " DepthU tiles of K leave a split of gsu=%d empty",
+        return kiln_reject_because(why, why_len, KILN_REJECT_GSU, "%" PRId64 " DepthU tiles of K leave a split of gsu=%d empty",
                       g.k_tiles, s->gsu);
     int64_t max_x = in->max_grid_x > 0 ? in->max_grid_x : KILN_DEFAULT_MAX_GRID_X;
     int64_t max_z = in->max_grid_z > 0 ? in->max_grid_z : KILN_DEFAULT_MAX_GRID_Z;
@@ -206,10 +206,10 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
         if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
             g.k_tiles_per_split > INT32_MAX ||
             (kiln_solution_wgmma(s) && g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles */
-            return reject(why, why_len, KILN_REJECT_SIZE,
+            return kiln_reject_because(why, why_len, KILN_REJECT_SIZE,
                           "grid %" PRId64 " x 1 x %" PRId64 " exceeds the device limits", g.grid_x, g.grid_z);
         if (g.workspace_bytes > (uint64_t)INT64_MAX)
-            return reject(why, why_len, KILN_REJECT_SIZE, "split-K workspace size overflows");
+            return kiln_reject_because(why, why_len, KILN_REJECT_SIZE, "split-K workspace size overflows");
     }
     if (kiln_solution_wgmma(s)) {
         kiln_tma_map maps[2];
@@ -219,7 +219,7 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
             return r;
     }
     if (in->code && !(in->skip & (1u << KILN_REJECT_NO_CODE)) && !kiln_find_code_object(in->code, s->name))
-        return reject(why, why_len, KILN_REJECT_NO_CODE, "this build embeds no code object for it");
+        return kiln_reject_because(why, why_len, KILN_REJECT_NO_CODE, "this build embeds no code object for it");
     return KILN_FITS;
 }
 

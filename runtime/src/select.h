@@ -77,6 +77,8 @@ typedef enum kiln_reject {
 
 /* Short predicate name: "align_a", "k_multiple", ... ("fits" for KILN_FITS). */
 const char *kiln_reject_name(kiln_reject r);
+/* Returns r, writing the printf-style reason into why[len] when why is given: how every predicate says no. */
+KILN_FORMAT(4, 5) kiln_reject kiln_reject_because(char *why, size_t len, kiln_reject r, const char *fmt, ...);
 
 /* Launch geometry of a solution on a problem (kiln_abi.h). */
 typedef struct kiln_geometry {

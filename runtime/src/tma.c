@@ -2,22 +2,9 @@
  * held to cuTensorMapEncodeTiled's limits, so that a problem whose maps the driver would refuse, or whose byte
  * strides would wrap, makes the solution not fit instead of reaching a launch. */
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 
 #include "dtype.h"
 #include "select.h"
-
-KILN_FORMAT(4, 5) static kiln_reject tma_reject(char *why, size_t len, kiln_reject r, const char *fmt, ...)
-{
-    if (why && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-    }
-    return r;
-}
 
 /* a * b for non-negative operands, saturating at UINT64_MAX (above every limit checked here). */
 static uint64_t mul_sat(uint64_t a, uint64_t b) { return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
@@ -41,25 +28,25 @@ static kiln_reject operand_map(char op, kiln_reject align, int elem, uint64_t co
     static const char *const DIM_NAMES[3] = {"k", "rows", "batch"};
     for (int i = 0; i < 3; i++)
         if (m->dims[i] < 1 || m->dims[i] > KILN_TMA_MAX_DIM)
-            return tma_reject(why, len, KILN_REJECT_SIZE,
+            return kiln_reject_because(why, len, KILN_REJECT_SIZE,
                               "the %c tensor map's %s extent %" PRIu64 " is outside 1..2^32", op, DIM_NAMES[i],
                               m->dims[i]);
     if (m->strides[0] >= KILN_TMA_MAX_STRIDE)
-        return tma_reject(why, len, KILN_REJECT_SIZE,
+        return kiln_reject_because(why, len, KILN_REJECT_SIZE,
                           "ld%c = %" PRId64 ": the %c tensor map's row stride ld%c * %d bytes must be < 2^40", low, ld,
                           op, low, elem);
     if (m->strides[1] >= KILN_TMA_MAX_STRIDE)
-        return tma_reject(why, len, KILN_REJECT_SIZE,
+        return kiln_reject_because(why, len, KILN_REJECT_SIZE,
                           "the %c tensor map's batch stride %" PRIu64 " bytes must be < 2^40 (stride_%c = %" PRId64
                           ", ld%c = %" PRId64 ")",
                           op, m->strides[1], low, stride, low, ld);
     if (m->strides[0] % KILN_TMA_STRIDE_ALIGN || m->strides[1] % KILN_TMA_STRIDE_ALIGN)
-        return tma_reject(why, len, align, "the %c tensor map's strides %" PRIu64 " and %" PRIu64
+        return kiln_reject_because(why, len, align, "the %c tensor map's strides %" PRIu64 " and %" PRIu64
                           " bytes must be multiples of 16", op, m->strides[0], m->strides[1]);
     if (base && (uintptr_t)base % KILN_TMA_STRIDE_ALIGN)
-        return tma_reject(why, len, align, "%c pointer %p is not 16-byte aligned (a tensor map's base)", op, base);
+        return kiln_reject_because(why, len, align, "%c pointer %p is not 16-byte aligned (a tensor map's base)", op, base);
     if (tile_rows < 1 || tile_rows > KILN_TMA_MAX_BOX)
-        return tma_reject(why, len, KILN_REJECT_PROBLEM, "tile side %d is outside a tensor map box's 1..256",
+        return kiln_reject_because(why, len, KILN_REJECT_PROBLEM, "tile side %d is outside a tensor map box's 1..256",
                           tile_rows);
     return KILN_FITS;
 }
@@ -69,11 +56,11 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
 {
     int ea = (int)kiln_dtype_bytes(p->a_type), eb = (int)kiln_dtype_bytes(p->b_type);
     if ((ea != 1 && ea != 2) || (eb != 1 && eb != 2))
-        return tma_reject(why, why_len, KILN_REJECT_PROBLEM, "tensor maps take 1- or 2-byte elements");
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "tensor maps take 1- or 2-byte elements");
     if (p->k < 1)
-        return tma_reject(why, why_len, KILN_REJECT_EMPTY_K, "k=0: a TMA-fed kernel needs at least one K tile");
+        return kiln_reject_because(why, why_len, KILN_REJECT_EMPTY_K, "k=0: a TMA-fed kernel needs at least one K tile");
     if (p->m < 1 || p->n < 1 || p->batch < 1 || p->lda < 0 || p->ldb < 0)
-        return tma_reject(why, why_len, KILN_REJECT_PROBLEM, "an empty or malformed problem has no tensor maps");
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "an empty or malformed problem has no tensor maps");
     /* A prepacked B's rows run to ldb (zero-padded K). */
     uint64_t b_cols = (uint64_t)(p->b_prepacked ? p->ldb : p->k);
     kiln_reject r = operand_map('A', KILN_REJECT_ALIGN_A, ea, (uint64_t)p->k, (uint64_t)p->m, (uint64_t)p->batch,
