@@ -7,7 +7,6 @@ build*/libkiln.so of the repository, and skip (saying why) when there is none.
 from __future__ import annotations
 
 import ctypes
-import os
 import subprocess
 import sys
 import types
@@ -20,6 +19,7 @@ sys.path.insert(0, str(REPO / "runtime" / "python"))
 
 import kiln  # noqa: E402  (needs neither torch nor the library)
 from kiln import DType, Layout, _capi, _handle, _tensors, _types  # noqa: E402
+from binding_lib import find_library  # noqa: E402
 
 I64_MAX = (1 << 63) - 1
 
@@ -233,18 +233,7 @@ def test_binding_hash_matches_the_generator():
 
 # ---- against a built libkiln (skips without one) ----
 
-def _find_library() -> str | None:
-    env = os.environ.get("KILN_LIBRARY")
-    if env:
-        return env
-    build = os.environ.get("KILN_BUILD_DIR")
-    if build and (Path(build) / "libkiln.so").is_file():
-        return str(Path(build) / "libkiln.so")
-    cands = [c for c in _capi.library_candidates() if os.sep in c and os.path.isfile(c)]
-    return cands[0] if cands else None
-
-
-LIBRARY = _find_library()
+LIBRARY = find_library()
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import sys
 import threading
 from pathlib import Path
@@ -25,6 +24,7 @@ sys.path.insert(0, str(REPO / "runtime" / "python"))
 import kiln  # noqa: E402
 from kiln import DType, _capi, _fastpath, _handle, _ops  # noqa: E402
 from kiln._fastpath import PlanCache, Uncacheable, value_key  # noqa: E402
+from binding_lib import find_library  # noqa: E402
 
 try:
     import torch
@@ -85,17 +85,6 @@ def test_raw_args_match_kiln_args():
 
 # ---- runs on CPU tensors with the launch recorded ----
 
-def _find_library() -> str | None:
-    env = os.environ.get("KILN_LIBRARY")
-    if env:
-        return env
-    build = os.environ.get("KILN_BUILD_DIR")
-    if build and (Path(build) / "libkiln.so").is_file():
-        return str(Path(build) / "libkiln.so")
-    cands = [c for c in _capi.library_candidates() if os.sep in c and os.path.isfile(c)]
-    return cands[0] if cands else None
-
-
 class Recorder:
     """Stands for the prebound kiln_run: records what each launch would have passed, answers `status`."""
 
@@ -120,7 +109,7 @@ def runs(monkeypatch):
     """(torch, recorder, planner calls per op): CPU tensors run through the whole binding but the launch."""
     if torch is None:
         pytest.skip("torch is not installed")
-    path = _find_library()
+    path = find_library()
     if path is None:
         pytest.skip("no libkiln.so: set KILN_LIBRARY or build one")
     try:

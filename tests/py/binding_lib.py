@@ -1,0 +1,19 @@
+"""The libkiln the binding tests load: $KILN_LIBRARY, else $KILN_BUILD_DIR/libkiln.so, else the first built library
+on the binding's search path (build*/libkiln.so); None when there is none (the tests that need one skip)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kiln import _capi
+
+
+def find_library() -> str | None:
+    env = os.environ.get("KILN_LIBRARY")
+    if env:
+        return env
+    build = os.environ.get("KILN_BUILD_DIR")
+    if build and (Path(build) / "libkiln.so").is_file():
+        return str(Path(build) / "libkiln.so")
+    cands = [c for c in _capi.library_candidates() if os.sep in c and os.path.isfile(c)]
+    return cands[0] if cands else None
