@@ -267,12 +267,90 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // The TMA-store epilogue (d_tma: no split-K, no prepacked B, no C, D allows a map). Each warp owns 16 rows of
+    // every 64-row wgmma block of its consumer's sub-tile and DBUFS boxes of 16 rows x 64 bytes of D in its quarter
+    // of the consumer's staging region (64-byte swizzle: conflict-free for the accumulator layout). Per box: the
+    // epilogue in registers, the output type into the box, one bulk store issued by lane 0. A box is rewritten only
+    // after its store has read it, so no barrier leaves the warp, and the consumer returns to its mainloop while the
+    // copy engine writes D. (beta * C takes the staged path: its per-element loads would push the 128-accumulator
+    // tiles past the register budget.)
+    static constexpr int DBOX_BYTES = 64, DBOX_ROWS = 16, DCOLS = DBOX_BYTES / ED;
+    static constexpr int DBUFS = EPI_REGION / 4 / (DBOX_ROWS * DBOX_BYTES);
+    static_assert(C::SWAP || C::GSU > 1 || (DBUFS >= 2 && CPC % DCOLS == 0), "the TMA-store epilogue's boxes");
+
+    KILN_DEVICE static void epilogue_tma(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC],
+                                         uint8_t *region, int cm, int cn, int warp, int lane, int &slot) {
+        const kiln_gemm_params &p = P.p;
+        const int g = lane >> 2, q = lane & 3;
+        const int row0 = T.tm * C::MT0 + cm * RPC + warp * 16, col0 = T.tn * C::MT1 + cn * CPC;
+        const EpilogueScales sc = epilogue_scales(p);
+        const uint32_t wbase = smem_addr(region) + warp * (EPI_REGION / 4);
+#pragma unroll
+        for (int ch = 0; ch < CPC / DCOLS; ++ch) {
+            const int colc = col0 + ch * DCOLS;
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                const uint32_t buf = wbase + (slot % DBUFS) * (DBOX_ROWS * DBOX_BYTES);
+                ++slot;
+                if (lane == 0) sm90::bulk_wait_read<DBUFS - 1>();
+                __syncwarp();
+#pragma unroll
+                for (int c = 0; c < DCOLS / 8; ++c)
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        const int e = ((ch * DCOLS) / 8 + c) * 4 + 2 * i;
+                        const int row = row0 + r * 64 + g + 8 * i;
+                        const float rs = sc.row && row < p.m ? sc.row[row] : 1.f;
+                        float v[2];
+#pragma unroll
+                        for (int j = 0; j < 2; ++j) {
+                            // the column factors, read where they are used (L1 hits): holding them for the
+                            // chunk would push the 128-accumulator tiles past the register budget
+                            const int col = colc + c * 8 + 2 * q + j;
+                            const bool in = col < p.n;
+                            const float cs = sc.col && in ? sc.tensor * sc.col[col] : sc.tensor;
+                            const float cb = p.bias && in ? load_any(p.bias, p.bias_type, col) : 0.f;
+                            v[j] = acc[r][e + j] * rs * cs + cb;
+                        }
+                        if (p.activation != ACT_NONE) {
+#pragma unroll
+                            for (int j = 0; j < 2; ++j) v[j] = activate(v[j], p.activation);
+                        }
+                        Pair<TD> out;
+                        store_f32(&out.x, 0, v[0]);
+                        store_f32(&out.y, 0, v[1]);
+                        const int lr = g + 8 * i, b = (c * 8 + 2 * q) * ED;
+                        const uint32_t addr = buf + lr * DBOX_BYTES + ((((b >> 4) ^ (lr >> 1)) & 3) << 4) + (b & 15);
+                        if constexpr (ED == 2) {
+                            sm90::sts_u32(addr, *reinterpret_cast<const uint32_t *>(&out));
+                        } else {
+                            const uint2 w = *reinterpret_cast<const uint2 *>(&out);
+                            sm90::sts_v2_u32(addr, w.x, w.y);
+                        }
+                    }
+                sm90::fence_proxy_async_smem();
+                __syncwarp();
+                if (lane == 0) {
+                    if (row0 + r * 64 < p.m && colc < p.n)
+                        sm90::tma_store_3d(&P.d, buf, colc, row0 + r * 64, T.batch);
+                    sm90::bulk_commit();  // one group per box, empty or not: the wait above counts boxes
+                }
+            }
+        }
+    }
+
     KILN_DEVICE static void epilogue(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC], uint8_t *region,
-                                     int cw, int cm, int cn, int tid, int warp, int lane) {
+                                     int cw, int cm, int cn, int tid, int warp, int lane, int &slot) {
         const kiln_gemm_params &p = P.p;
         const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
         const EpilogueScales sc = epilogue_scales(p);
         const uint32_t base = smem_addr(region);
+        if constexpr (!C::SWAP && C::GSU == 1) {
+            if (P.d_tma) {
+                epilogue_tma(P, T, acc, region, cm, cn, warp, lane, slot);
+                return;
+            }
+        }
 #pragma unroll
         for (int ch = 0; ch < CHUNKS; ++ch) {
             stage_chunk(acc, base, ch, warp, lane);
@@ -290,6 +368,7 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         float acc[REP][ACC];
         int turn = 0;  // tiles of this CTA so far
+        int slot = 0;  // TMA-store epilogue: boxes this warp has stored
         for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x, ++turn) {
             const Tile T = tile(P, t);
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
@@ -348,8 +427,10 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
                 if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
             }
-            epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane);
+            epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
         }
+        // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits.
+        if (!C::SWAP && C::GSU == 1 && P.d_tma && lane == 0) sm90::bulk_wait<0>();
     }
 
     KILN_DEVICE static void run(const kiln_tma_params &P, uint8_t *smem_raw) {

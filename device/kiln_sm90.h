@@ -47,6 +47,30 @@ KILN_DEVICE void tma_load_3d(void *dst, const kiln_tma_desc *map, uint64_t *bar,
         : "memory");
 }
 
+// Box at (c0, c1, c2) of a 3-D map from shared memory to global memory, as one bulk async-group of the issuing
+// thread (commit with bulk_commit). Elements outside the map's extents are not written.
+KILN_DEVICE void tma_store_3d(const kiln_tma_desc *map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"((uint64_t)map), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+// Closes the issuing thread's bulk stores so far into one group (an empty group when there were none).
+KILN_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of the issuing thread's groups still read shared memory (their sources may be rewritten).
+template <int N> KILN_DEVICE void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until at most N of the issuing thread's groups are incomplete (their writes done).
+template <int N> KILN_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
+// Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
+KILN_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+KILN_DEVICE void sts_v2_u32(uint32_t addr, uint32_t v0, uint32_t v1) {
+    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v0), "r"(v1) : "memory");
+}
+
 // ---- wgmma ----
 // Shared-memory matrix descriptor of a K-major tile stored as rows of 128 bytes in the 128-byte swizzle (the layout
 // TMA writes with CU_TENSOR_MAP_SWIZZLE_128B): 8-row groups 1024 bytes apart (stride byte offset), leading byte

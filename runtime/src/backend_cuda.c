@@ -32,9 +32,9 @@ enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 /* Tensor maps (CUDA 12.0+): CUtensorMap is kiln_tma_desc; the enums are CUtensorMapDataType, CUtensorMapInterleave,
  * CUtensorMapSwizzle, CUtensorMapL2promotion and CUtensorMapFloatOOBfill. */
-enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1 };
+enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2 };
 enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
-enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 };
+enum { CU_TENSOR_MAP_SWIZZLE_64B = 2, CU_TENSOR_MAP_SWIZZLE_128B = 3 };
 enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
 enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
 typedef CUresult (*cu_tensor_map_encode_tiled_fn)(kiln_tma_desc *map, int data_type, uint32_t rank, void *address,
@@ -329,7 +329,7 @@ static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], 
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuLaunchKernel", rc);
 }
 
-static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, const void *base,
+static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, int swizzle_bytes, const void *base,
                                    const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
 {
     cuda_device *d = dev;
@@ -340,16 +340,19 @@ static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes
         pthread_mutex_unlock(&d->error_lock);
         return KILN_STATUS_DRIVER_ERROR;
     }
-    if (elem_bytes != 1 && elem_bytes != 2)
+    if ((elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) || (swizzle_bytes != 64 && swizzle_bytes != 128))
         return KILN_STATUS_INTERNAL_ERROR;
+    int type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+               : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_UINT32;
     int pushed;
     kiln_status st = cuda_enter(d, &pushed);
     if (st != KILN_STATUS_SUCCESS)
         return st;
     void *address = (void *)(uintptr_t)base; /* the driver's prototype takes a non-const pointer; it only stores it */
     CUresult rc = d->api.tensor_map_encode_tiled(
-        out, elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, address, dims,
-        strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        out, type, 3, address, dims, strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     cuda_leave(d, pushed);
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuTensorMapEncodeTiled", rc);

@@ -191,20 +191,23 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
     prm->beta = a->beta;
 }
 
-/* The two tensor maps of a wgmma launch, from kiln_tma_maps: the values the selection checked. */
+/* The tensor maps of a wgmma launch: A and B from kiln_tma_maps (the values the selection checked), and D's where the
+ * kernel can store through one (kiln_tma_map_d; otherwise d_tma = 0 and it writes D with plain stores). */
 static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const kiln_problem *p, const kiln_args *a,
                                kiln_tma_params *P)
 {
-    kiln_tma_map maps[2];
+    kiln_tma_map maps[3];
     char why[200];
     kiln_reject r = kiln_tma_maps(sol, p, a, maps, why, sizeof why);
     if (r != KILN_FITS) /* kiln_solution_fits ran the same checks: only a changed table gets here */
         return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "tensor maps of %s: %s", sol->name, why);
-    kiln_status st = h->backend->tma_encode(h->dev, &P->a, maps[0].elem_bytes, a->a, maps[0].dims, maps[0].strides,
-                                            maps[0].box);
-    if (st == KILN_STATUS_SUCCESS)
-        st = h->backend->tma_encode(h->dev, &P->b, maps[1].elem_bytes, a->b, maps[1].dims, maps[1].strides,
-                                    maps[1].box);
+    P->d_tma = kiln_tma_map_d(sol, p, a, &maps[2]);
+    kiln_tma_desc *out[3] = {&P->a, &P->b, &P->d};
+    const void *base[3] = {a->a, a->b, a->d};
+    kiln_status st = KILN_STATUS_SUCCESS;
+    for (int i = 0; i < 2 + P->d_tma && st == KILN_STATUS_SUCCESS; i++)
+        st = h->backend->tma_encode(h->dev, out[i], maps[i].elem_bytes, maps[i].swizzle_bytes, base[i], maps[i].dims,
+                                    maps[i].strides, maps[i].box);
     if (st != KILN_STATUS_SUCCESS)
         kiln_fail(st, "encoding a tensor map: %s", h->backend->last_error(h->dev));
     return st;

@@ -17,6 +17,7 @@ static kiln_reject operand_map(char op, kiln_reject align, int elem, uint64_t co
 {
     char low = (char)(op - 'A' + 'a');
     m->elem_bytes = elem;
+    m->swizzle_bytes = KILN_TMA_SWIZZLE_BYTES;
     m->dims[0] = cols;
     m->dims[1] = rows;
     m->dims[2] = batch;
@@ -69,4 +70,30 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
         r = operand_map('B', KILN_REJECT_ALIGN_B, eb, b_cols, (uint64_t)p->n, (uint64_t)p->batch, p->ldb,
                         p->stride_b, s->mt1, args ? args->b : NULL, &maps[1], why, why_len);
     return r;
+}
+
+int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
+{
+    int ed = (int)kiln_dtype_bytes(p->d_type);
+    if (s->gsu != 1 || p->b_prepacked || p->has_c || (ed != 2 && ed != 4) || !args || !args->d)
+        return 0;
+    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || p->stride_d < 0)
+        return 0;
+    m->elem_bytes = ed;
+    m->swizzle_bytes = KILN_TMA_D_SWIZZLE_BYTES;
+    m->dims[0] = (uint64_t)p->n;
+    m->dims[1] = (uint64_t)p->m;
+    m->dims[2] = (uint64_t)p->batch;
+    m->strides[0] = mul_sat((uint64_t)p->ldd, (uint64_t)ed);
+    m->strides[1] = p->batch > 1 ? mul_sat((uint64_t)p->stride_d, (uint64_t)ed) : mul_sat(m->strides[0], (uint64_t)p->m);
+    m->box[0] = (uint32_t)(KILN_TMA_D_SWIZZLE_BYTES / ed);
+    m->box[1] = KILN_TMA_D_BOX_ROWS;
+    m->box[2] = 1;
+    for (int i = 0; i < 3; i++)
+        if (m->dims[i] > KILN_TMA_MAX_DIM)
+            return 0;
+    for (int i = 0; i < 2; i++)
+        if (m->strides[i] >= KILN_TMA_MAX_STRIDE || m->strides[i] % KILN_TMA_STRIDE_ALIGN)
+            return 0;
+    return (uintptr_t)args->d % KILN_TMA_STRIDE_ALIGN == 0;
 }

@@ -25,7 +25,7 @@ typedef struct fake_zero {
 } fake_zero;
 
 typedef struct fake_encode {
-    int elem_bytes;
+    int elem_bytes, swizzle_bytes;
     const void *base;
     uint64_t dims[3], strides[2];
     uint32_t box[3];
@@ -37,7 +37,7 @@ static struct {
     int fail_encode;       /* n > 0: the n-th tensor-map encode since fake_reset fails with DRIVER_ERROR */
     int bad_arg_bytes;     /* launches whose argument was of neither size */
     fake_launch last[2];   /* the first two launches since fake_reset */
-    fake_encode encode[2]; /* the first two encodes since fake_reset */
+    fake_encode encode[3]; /* the first three encodes since fake_reset (A, B, and D where stored through a map) */
     fake_zero zero[2];     /* the first two zero fills since fake_reset */
 } fake;
 
@@ -125,13 +125,14 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
 }
 
 /* Records the request and writes a recognizable map: its first word is the base address, its second elem_bytes. */
-static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, const void *base,
+static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, int swizzle_bytes, const void *base,
                                    const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
 {
     (void)dev;
-    if (fake.encodes < 2) {
+    if (fake.encodes < 3) {
         fake_encode *e = &fake.encode[fake.encodes];
         e->elem_bytes = elem_bytes;
+        e->swizzle_bytes = swizzle_bytes;
         e->base = base;
         memcpy(e->dims, dims, sizeof e->dims);
         memcpy(e->strides, strides_bytes, sizeof e->strides);

@@ -1,5 +1,5 @@
-/* The TMA-fed wgmma family through the public API on the fake device: kiln_tma_params with two tensor maps, every
- * tile on grid x, min(tiles, SMs) CTAs when persistent, and a backend without tma_encode. */
+/* The TMA-fed wgmma family through the public API on the fake device: kiln_tma_params with the maps of A and B (and
+ * of D where the kernel stores through one), every tile on grid x, min(tiles, SMs) CTAs when persistent, and a backend without tma_encode. */
 #include <stdint.h>
 #include <string.h>
 
@@ -51,7 +51,7 @@ static kiln_problem wgmma_problem(int64_t m, int64_t n, int64_t k)
     return p;
 }
 
-/* The wgmma family: kiln_tma_params with two tensor maps, all tiles on grid x, min(tiles, SMs) CTAs when
+/* The wgmma family: kiln_tma_params with the tensor maps, all tiles on grid x, min(tiles, SMs) CTAs when
  * persistent. The fake device has 132 SMs. */
 static void test_run_wgmma(kiln_handle h)
 {
@@ -78,12 +78,29 @@ static void test_run_wgmma(kiln_handle h)
               l->params.stride_a == 2048 * 4096 + 64 && l->params.a == args.a && l->params.d == args.d &&
               l->params.workspace == NULL && l->params.alpha == 1.5f,
           "GEMM params inside kiln_tma_params");
-    CHECK(fake.encodes == 2, "two maps encoded, %d", fake.encodes);
+    CHECK(fake.encodes == 3 && l->tma.d_tma == 1, "three maps encoded (%d), D stored through its map (%d)",
+          fake.encodes, l->tma.d_tma);
     CHECK(encoded(&fake.encode[0], 1, args.a, 4096, 2048, 3, 4096, 2048 * 4096 + 64, 128, 128), "map of A");
     CHECK(encoded(&fake.encode[1], 1, args.b, 4096, 1024, 3, 4096, 1024 * 4096, 128, 128), "map of B");
+    /* D (f32): {n, m, batch}, boxes of 64 bytes (16 columns) by 16 rows, 64-byte swizzle */
+    CHECK(encoded(&fake.encode[2], 4, args.d, 1024, 2048, 3, 4096, 2048 * 1024 * 4, 16, 16) &&
+              fake.encode[0].swizzle_bytes == 128 && fake.encode[2].swizzle_bytes == 64,
+          "map of D");
     CHECK(l->tma.a.opaque[0] == (uint64_t)(uintptr_t)args.a && l->tma.b.opaque[0] == (uint64_t)(uintptr_t)args.b &&
-              l->tma.b.opaque[1] == 1,
+              l->tma.b.opaque[1] == 1 && l->tma.d.opaque[0] == (uint64_t)(uintptr_t)args.d,
           "the encoded maps are the ones passed");
+
+    /* D that no map can take (a row pitch of 1023 * 4 bytes, or a base off 16 bytes): plain stores, two maps */
+    kiln_problem q = wgmma_problem(2048, 1023, 4096);
+    kiln_args odd = args;
+    fake_reset();
+    EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "ldd * 4 %% 16 != 0: no D map");
+    odd.d = (void *)(uintptr_t)0x300008;
+    q = wgmma_problem(2048, 1024, 4096);
+    fake_reset();
+    EXPECT(kiln_run(h, &q, NULL, &odd, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "D off 16 bytes: no D map");
 
     /* fewer tiles than SMs: one CTA per tile; at batch 1 the batch stride is the matrix (stride_a is ignored) */
     p = wgmma_problem(256, 256, 256);
@@ -113,7 +130,8 @@ static void test_run_wgmma(kiln_handle h)
               l->grid[0] == 256 && l->grid[1] == 1 && l->grid[2] == 1 && l->tma.num_tiles == 256 &&
               l->arg_bytes == sizeof(kiln_tma_params),
           "split-K wgmma: grid %u, %d tiles", l->grid[0], l->tma.num_tiles);
-    CHECK(l->params.k_tiles_per_split == 16 && l->params.workspace == ws, "split-K wgmma params");
+    CHECK(l->params.k_tiles_per_split == 16 && l->params.workspace == ws && l->tma.d_tma == 0 && fake.encodes == 2,
+          "split-K wgmma params (partial sums go to the workspace, no D map)");
     l = &fake.last[1];
     CHECK(strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8_SPLITK].reduce_name) == 0 && l->grid[0] == 4096 &&
               l->grid[1] == 1 && l->grid[2] == 2 && l->block == KILN_REDUCE_THREADS && l->lds == 0 &&
@@ -129,13 +147,14 @@ static void test_run_wgmma(kiln_handle h)
     CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_MIXED].name) == 0 && l->grid[0] == 8 &&
               l->tma.num_tiles == 8 && l->block == 384 && l->lds == 131072,
           "mixed wgmma launch");
-    CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2, "mixed params");
+    CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2 && l->tma.d_tma == 0,
+          "mixed params (D^T is computed: no D map)");
     CHECK(encoded(&fake.encode[0], 2, args.a, 104, 256, 1, 208, 104 * 256 * 2, 64, 128), "map of f16 A");
     CHECK(encoded(&fake.encode[1], 1, args.b, 112, 512, 1, 112, 112 * 512, 128, 128), "map of prepacked B");
 
-    /* a failing encode (of A, then of B) launches nothing */
+    /* a failing encode (of A, of B, then of D) launches nothing */
     p = wgmma_problem(2048, 1024, 4096);
-    for (int which = 1; which <= 2; which++) {
+    for (int which = 1; which <= 3; which++) {
         fake_reset();
         fake.fail_encode = which;
         EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, NULL), KILN_STATUS_DRIVER_ERROR);

@@ -147,7 +147,7 @@ static const kiln_solution *by_symbol(const char *symbol, int *reduce)
 }
 
 static void check_map(const fake_encode *e, const void *base, int elem, uint64_t cols, uint64_t rows,
-                      const kiln_problem *p, int64_t ld, int64_t stride, int tile)
+                      const kiln_problem *p, int64_t ld, int64_t stride, int tile, int swizzle)
 {
     __int128 row = (__int128)ld * elem;
     __int128 batch = p->batch > 1 ? (__int128)stride * elem : row * (__int128)rows;
@@ -160,8 +160,8 @@ static void check_map(const fake_encode *e, const void *base, int elem, uint64_t
     for (int i = 0; i < 2; i++)
         REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "map stride limits %llu",
                 (unsigned long long)e->strides[i]);
-    REQUIRE((uintptr_t)base % 16 == 0 && e->box[0] * (uint32_t)elem == 128 && e->box[1] == (uint32_t)tile &&
-                e->box[2] == 1,
+    REQUIRE((uintptr_t)base % 16 == 0 && e->swizzle_bytes == swizzle && e->box[0] * (uint32_t)elem == (uint32_t)swizzle &&
+                e->box[1] == (uint32_t)tile && e->box[2] == 1,
             "map base/box");
 }
 
@@ -205,10 +205,17 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         REQUIRE(l->arg_bytes == sizeof(kiln_tma_params) && l->tma.num_tiles == all && l->grid[2] == 1, "TMA tiles");
         __int128 want = s->persistent && sms > 0 && sms < all ? sms : all;
         REQUIRE(l->grid[0] == want, "grid x %u, want %lld", l->grid[0], (long long)want);
-        REQUIRE(fake.encodes == 2, "two maps");
         int ea = (int)kiln_dtype_bytes(p->a_type), eb = (int)kiln_dtype_bytes(p->b_type);
-        check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0);
-        check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, p, p->ldb, p->stride_b, s->mt1);
+        int ed = (int)kiln_dtype_bytes(p->d_type);
+        /* D goes through a map exactly where the kernel can store through one and D allows it */
+        int d_ok = s->gsu == 1 && !p->b_prepacked && !p->has_c && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
+                   (p->ldd * ed) % 16 == 0 && (p->batch == 1 || (p->stride_d * ed) % 16 == 0);
+        REQUIRE(l->tma.d_tma == d_ok && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
+                fake.encodes, l->tma.d_tma, d_ok);
+        check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0, 128);
+        check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, p, p->ldb, p->stride_b, s->mt1, 128);
+        if (d_ok)
+            check_map(&fake.encode[2], a->d, ed, (uint64_t)p->n, (uint64_t)p->m, p, p->ldd, p->stride_d, 16, 64);
     } else {
         REQUIRE(l->arg_bytes == sizeof(kiln_gemm_params) && l->grid[0] == tiles &&
                     l->grid[2] == (uint32_t)(p->batch * s->gsu) && fake.encodes == 0,
