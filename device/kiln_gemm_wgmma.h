@@ -267,39 +267,42 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The TMA-store epilogue (d_tma: no split-K, no prepacked B, no C, D allows a map). Each warp owns 16 rows of
-    // every 64-row wgmma block of its consumer's sub-tile and DBUFS boxes of 16 rows x 64 bytes of D in its quarter
-    // of the consumer's staging region (64-byte swizzle: conflict-free for the accumulator layout). Per box: the
-    // epilogue in registers, the output type into the box, one bulk store issued by lane 0. A box is rewritten only
-    // after its store has read it, so no barrier leaves the warp, and the consumer returns to its mainloop while the
-    // copy engine writes D. (beta * C takes the staged path: its per-element loads would push the 128-accumulator
-    // tiles past the register budget.)
-    static constexpr int DBOX_BYTES = 64, DBOX_ROWS = 16, DCOLS = DBOX_BYTES / ED;
-    static constexpr int DBUFS = EPI_REGION / 4 / (DBOX_ROWS * DBOX_BYTES);
-    static_assert(C::SWAP || C::GSU > 1 || (DBUFS >= 2 && CPC % DCOLS == 0), "the TMA-store epilogue's boxes");
-
+    // The TMA-store epilogue (d_tma: no split-K, no prepacked B, no C, D allows a map). A box is one 64-row wgmma
+    // block of the consumer's sub-tile by BOXB bytes of D (P.d_box: 64 or 128, the map's swizzle); the consumer's
+    // staging region holds NB = EPI_REGION / (64 * BOXB) of them as a ring. Per box: scales, bias and activation in
+    // registers, the output type into the box (conflict-free under the swizzle), fence.proxy.async, one barrier of
+    // the consumer, and thread 0 issues the bulk store as one group. A box is rewritten only after its store has read
+    // it: thread 0 waits for that before the barrier that precedes the rewrite, so the consumer returns to its
+    // mainloop while the copy engine writes D. (beta * C takes the staged path: its per-element loads would push the
+    // 128-accumulator tiles past the register budget.)
+    template <int BOXB>
     KILN_DEVICE static void epilogue_tma(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC],
-                                         uint8_t *region, int cm, int cn, int warp, int lane, int &slot) {
+                                         uint8_t *region, int cw, int cm, int cn, int tid, int warp, int lane,
+                                         int &slot) {
+        constexpr int DCOLS = BOXB / ED, BOX = 64 * BOXB, NB = EPI_REGION / BOX;
+        static_assert(NB >= 1 && CPC % DCOLS == 0, "the TMA-store epilogue's boxes");
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
-        const int row0 = T.tm * C::MT0 + cm * RPC + warp * 16, col0 = T.tn * C::MT1 + cn * CPC;
+        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
         const EpilogueScales sc = epilogue_scales(p);
-        const uint32_t wbase = smem_addr(region) + warp * (EPI_REGION / 4);
+        const uint32_t base = smem_addr(region);
 #pragma unroll
         for (int ch = 0; ch < CPC / DCOLS; ++ch) {
             const int colc = col0 + ch * DCOLS;
 #pragma unroll
             for (int r = 0; r < REP; ++r) {
-                const uint32_t buf = wbase + (slot % DBUFS) * (DBOX_ROWS * DBOX_BYTES);
+                const uint32_t buf = base + (slot % NB) * BOX;
                 ++slot;
-                if (lane == 0) sm90::bulk_wait_read<DBUFS - 1>();
-                __syncwarp();
+                if constexpr (NB == 1) {  // the box's last store must have read it
+                    if (tid == 0) sm90::bulk_wait_read<0>();
+                    sm90::named_barrier(1 + cw, 128);
+                }
 #pragma unroll
                 for (int c = 0; c < DCOLS / 8; ++c)
 #pragma unroll
                     for (int i = 0; i < 2; ++i) {
                         const int e = ((ch * DCOLS) / 8 + c) * 4 + 2 * i;
-                        const int row = row0 + r * 64 + g + 8 * i;
+                        const int row = row0 + r * 64 + warp * 16 + g + 8 * i;
                         const float rs = sc.row && row < p.m ? sc.row[row] : 1.f;
                         float v[2];
 #pragma unroll
@@ -319,8 +322,10 @@ template <class C> struct WgmmaGemm {
                         Pair<TD> out;
                         store_f32(&out.x, 0, v[0]);
                         store_f32(&out.y, 0, v[1]);
-                        const int lr = g + 8 * i, b = (c * 8 + 2 * q) * ED;
-                        const uint32_t addr = buf + lr * DBOX_BYTES + ((((b >> 4) ^ (lr >> 1)) & 3) << 4) + (b & 15);
+                        // 16-byte chunk k of box row lr sits at chunk k ^ (the row's swizzle phase)
+                        const int lr = warp * 16 + g + 8 * i, b = (c * 8 + 2 * q) * ED;
+                        const int phase = BOXB == 128 ? (lr & 7) : ((lr >> 1) & 3);
+                        const uint32_t addr = buf + lr * BOXB + (((b >> 4) ^ phase) << 4) + (b & 15);
                         if constexpr (ED == 2) {
                             sm90::sts_u32(addr, *reinterpret_cast<const uint32_t *>(&out));
                         } else {
@@ -329,11 +334,15 @@ template <class C> struct WgmmaGemm {
                         }
                     }
                 sm90::fence_proxy_async_smem();
-                __syncwarp();
-                if (lane == 0) {
+                // NB >= 2: the box after this one is free once at most NB - 2 stores still read theirs
+                if constexpr (NB >= 2) {
+                    if (tid == 0) sm90::bulk_wait_read<NB - 2>();
+                }
+                sm90::named_barrier(1 + cw, 128);
+                if (tid == 0) {
                     if (row0 + r * 64 < p.m && colc < p.n)
                         sm90::tma_store_3d(&P.d, buf, colc, row0 + r * 64, T.batch);
-                    sm90::bulk_commit();  // one group per box, empty or not: the wait above counts boxes
+                    sm90::bulk_commit();  // one group per box, empty or not: the waits count boxes
                 }
             }
         }
@@ -346,8 +355,12 @@ template <class C> struct WgmmaGemm {
         const EpilogueScales sc = epilogue_scales(p);
         const uint32_t base = smem_addr(region);
         if constexpr (!C::SWAP && C::GSU == 1) {
-            if (P.d_tma) {
-                epilogue_tma(P, T, acc, region, cm, cn, warp, lane, slot);
+            if (P.d_tma == 128) {
+                epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
+                return;
+            }
+            if (P.d_tma == 64) {
+                epilogue_tma<64>(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
                 return;
             }
         }
@@ -430,7 +443,7 @@ template <class C> struct WgmmaGemm {
             epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
         }
         // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits.
-        if (!C::SWAP && C::GSU == 1 && P.d_tma && lane == 0) sm90::bulk_wait<0>();
+        if (!C::SWAP && C::GSU == 1 && P.d_tma && tid == 0) sm90::bulk_wait<0>();
     }
 
     KILN_DEVICE static void run(const kiln_tma_params &P, uint8_t *smem_raw) {

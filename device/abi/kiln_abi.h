@@ -41,15 +41,15 @@ typedef struct __attribute__((aligned(64))) kiln_tma_desc {
 /* The argument of the wgmma family (sm_90a). Maps are 3-D: {contiguous extent, rows, batch}.
  *   a: {K, M, batch} of A, box {128 bytes of K, MT0}, 128-byte swizzle
  *   b: {K (prepacked: ldb), N, batch} of B, box {128 bytes of K, MT1}, 128-byte swizzle
- *   d: {N, M, batch} of D, box {64 bytes of N, 16 rows}, 64-byte swizzle; encoded (d_tma = 1) only where the kernel
- *      stores through it (no split-K, no prepacked B, no C) and D allows a map (16-byte aligned base and strides); with
- *      d_tma = 0 the kernel writes D with plain stores.
+ *   d: {N, M, batch} of D, box {d_tma bytes of N, 64 rows}, d_tma-byte swizzle; encoded (d_tma = 64 or 128) only
+ *      where the kernel stores through it (no split-K, no prepacked B, no C) and D allows a map (rows of whole 16-byte
+ *      units, 16-byte aligned base and strides); with d_tma = 0 the kernel writes D with plain stores.
  * Tiles t = 0 .. num_tiles-1 run on CTAs t % gridDim.x (persistent when gridDim.x < num_tiles). */
 typedef struct kiln_tma_params {
     kiln_tma_desc a, b, d;
     kiln_gemm_params p;
     int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu */
-    int32_t d_tma;     /* 1: D is written through map d */
+    int32_t d_tma;     /* 0, or the row bytes of map d's boxes: D is written through it */
 } kiln_tma_params;
 
 /* Launch geometry (computed by the runtime):

@@ -192,7 +192,8 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
 }
 
 /* The tensor maps of a wgmma launch: A and B from kiln_tma_maps (the values the selection checked), and D's where the
- * kernel can store through one (kiln_tma_map_d; otherwise d_tma = 0 and it writes D with plain stores). */
+ * kernel can store through one (kiln_tma_map_d: d_tma is its boxes' row bytes; otherwise 0 and the kernel writes D
+ * with plain stores). */
 static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const kiln_problem *p, const kiln_args *a,
                                kiln_tma_params *P)
 {
@@ -205,7 +206,7 @@ static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const ki
     kiln_tma_desc *out[3] = {&P->a, &P->b, &P->d};
     const void *base[3] = {a->a, a->b, a->d};
     kiln_status st = KILN_STATUS_SUCCESS;
-    for (int i = 0; i < 2 + P->d_tma && st == KILN_STATUS_SUCCESS; i++)
+    for (int i = 0; i < 2 + (P->d_tma > 0) && st == KILN_STATUS_SUCCESS; i++)
         st = h->backend->tma_encode(h->dev, out[i], maps[i].elem_bytes, maps[i].swizzle_bytes, base[i], maps[i].dims,
                                     maps[i].strides, maps[i].box);
     if (st != KILN_STATUS_SUCCESS)

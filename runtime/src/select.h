@@ -112,8 +112,7 @@ typedef struct kiln_tma_map {
 #define KILN_TMA_STRIDE_ALIGN 16
 #define KILN_TMA_MAX_BOX 256
 #define KILN_TMA_SWIZZLE_BYTES 128
-#define KILN_TMA_D_SWIZZLE_BYTES 64 /* D's staging boxes (kiln_gemm_wgmma.h, epilogue_tma) */
-#define KILN_TMA_D_BOX_ROWS 16
+#define KILN_TMA_D_BOX_ROWS 64 /* D's staging boxes (kiln_gemm_wgmma.h, epilogue_tma): one wgmma block */
 
 /* The two maps of a wgmma launch of s on p (kiln_abi.h): A as {k, m, batch}, B ([n][k]) as {k or the prepacked ldb,
  * n, batch}, boxes of 128 bytes of K by the tile's rows. Computed with checked arithmetic and held to the limits
@@ -123,10 +122,11 @@ typedef struct kiln_tma_map {
 kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map maps[2],
                           char *why, size_t why_len);
 
-/* The map a wgmma kernel of s stores D through (kiln_abi.h, kiln_tma_params.d): {n, m, batch} with boxes of 64 bytes of
- * N by 16 rows, 64-byte swizzle. 1 when s stores through one (no split-K, no prepacked B, no C) and D allows it (element
- * of 2 or 4 bytes, 16-byte aligned base and byte strides, extents and strides within the driver's limits); 0 when the
- * kernel writes D with plain stores instead. Never a reason to reject s. */
+/* The map a wgmma kernel of s stores D through (kiln_abi.h, kiln_tma_params.d): {n, m, batch} with boxes of 64 rows
+ * by 128 bytes of N (128-byte swizzle). Returns the box's row bytes (the kernel's d_tma) when s stores through one
+ * (no split-K, no prepacked B, no C) and D allows it (element of 2 or 4 bytes, rows of whole 16-byte units, 16-byte
+ * aligned base and byte strides, extents and strides within the driver's limits); 0 when the kernel writes D with
+ * plain stores instead. Never a reason to reject s. */
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m);
 
 /* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */

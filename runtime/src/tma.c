@@ -2,6 +2,8 @@
  * held to cuTensorMapEncodeTiled's limits, so that a problem whose maps the driver would refuse, or whose byte
  * strides would wrap, makes the solution not fit instead of reaching a launch. */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dtype.h"
 #include "select.h"
@@ -72,21 +74,31 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
     return r;
 }
 
+/* The row bytes of D's boxes: 128 (128-byte swizzle) unless KILN_TMA_D_BOX says 64, or 0 (no map). */
+static int d_box_bytes(void)
+{
+    const char *e = getenv("KILN_TMA_D_BOX");
+    if (!e || !*e)
+        return 128;
+    return strcmp(e, "64") == 0 ? 64 : strcmp(e, "0") == 0 ? 0 : 128;
+}
+
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
 {
-    int ed = (int)kiln_dtype_bytes(p->d_type);
-    if (s->gsu != 1 || p->b_prepacked || p->has_c || (ed != 2 && ed != 4) || !args || !args->d)
+    int ed = (int)kiln_dtype_bytes(p->d_type), box = d_box_bytes();
+    if (box == 0 || s->gsu != 1 || p->b_prepacked || p->has_c || (ed != 2 && ed != 4) || !args || !args->d)
         return 0;
-    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || p->stride_d < 0)
+    /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
+    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || p->stride_d < 0 || (p->n * ed) % 16)
         return 0;
     m->elem_bytes = ed;
-    m->swizzle_bytes = KILN_TMA_D_SWIZZLE_BYTES;
+    m->swizzle_bytes = box;
     m->dims[0] = (uint64_t)p->n;
     m->dims[1] = (uint64_t)p->m;
     m->dims[2] = (uint64_t)p->batch;
     m->strides[0] = mul_sat((uint64_t)p->ldd, (uint64_t)ed);
     m->strides[1] = p->batch > 1 ? mul_sat((uint64_t)p->stride_d, (uint64_t)ed) : mul_sat(m->strides[0], (uint64_t)p->m);
-    m->box[0] = (uint32_t)(KILN_TMA_D_SWIZZLE_BYTES / ed);
+    m->box[0] = (uint32_t)(box / ed);
     m->box[1] = KILN_TMA_D_BOX_ROWS;
     m->box[2] = 1;
     for (int i = 0; i < 3; i++)
@@ -95,5 +107,5 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
     for (int i = 0; i < 2; i++)
         if (m->strides[i] >= KILN_TMA_MAX_STRIDE || m->strides[i] % KILN_TMA_STRIDE_ALIGN)
             return 0;
-    return (uintptr_t)args->d % KILN_TMA_STRIDE_ALIGN == 0;
+    return (uintptr_t)args->d % KILN_TMA_STRIDE_ALIGN == 0 ? box : 0;
 }

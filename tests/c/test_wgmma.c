@@ -78,24 +78,26 @@ static void test_run_wgmma(kiln_handle h)
               l->params.stride_a == 2048 * 4096 + 64 && l->params.a == args.a && l->params.d == args.d &&
               l->params.workspace == NULL && l->params.alpha == 1.5f,
           "GEMM params inside kiln_tma_params");
-    CHECK(fake.encodes == 3 && l->tma.d_tma == 1, "three maps encoded (%d), D stored through its map (%d)",
+    CHECK(fake.encodes == 3 && l->tma.d_tma == 128, "three maps encoded (%d), D stored through its map (%d)",
           fake.encodes, l->tma.d_tma);
     CHECK(encoded(&fake.encode[0], 1, args.a, 4096, 2048, 3, 4096, 2048 * 4096 + 64, 128, 128), "map of A");
     CHECK(encoded(&fake.encode[1], 1, args.b, 4096, 1024, 3, 4096, 1024 * 4096, 128, 128), "map of B");
-    /* D (f32): {n, m, batch}, boxes of 64 bytes (16 columns) by 16 rows, 64-byte swizzle */
-    CHECK(encoded(&fake.encode[2], 4, args.d, 1024, 2048, 3, 4096, 2048 * 1024 * 4, 16, 16) &&
-              fake.encode[0].swizzle_bytes == 128 && fake.encode[2].swizzle_bytes == 64,
+    /* D (f32): {n, m, batch}, boxes of 128 bytes (32 columns) by 64 rows, 128-byte swizzle */
+    CHECK(encoded(&fake.encode[2], 4, args.d, 1024, 2048, 3, 4096, 2048 * 1024 * 4, 32, 64) &&
+              fake.encode[0].swizzle_bytes == 128 && fake.encode[2].swizzle_bytes == 128,
           "map of D");
     CHECK(l->tma.a.opaque[0] == (uint64_t)(uintptr_t)args.a && l->tma.b.opaque[0] == (uint64_t)(uintptr_t)args.b &&
               l->tma.b.opaque[1] == 1 && l->tma.d.opaque[0] == (uint64_t)(uintptr_t)args.d,
           "the encoded maps are the ones passed");
 
-    /* D that no map can take (a row pitch of 1023 * 4 bytes, or a base off 16 bytes): plain stores, two maps */
-    kiln_problem q = wgmma_problem(2048, 1023, 4096);
+    /* D that no map can take (rows of 1022 * 4 bytes: not whole 16-byte units, which the copy engine would write
+     * past N; a base off 16 bytes): plain stores, two maps */
+    kiln_problem q = wgmma_problem(2048, 1022, 4096);
+    q.ldd = 1024;
     kiln_args odd = args;
     fake_reset();
     EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "ldd * 4 %% 16 != 0: no D map");
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "n * 4 %% 16 != 0: no D map");
     odd.d = (void *)(uintptr_t)0x300008;
     q = wgmma_problem(2048, 1024, 4096);
     fake_reset();

@@ -209,13 +209,13 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         int ed = (int)kiln_dtype_bytes(p->d_type);
         /* D goes through a map exactly where the kernel can store through one and D allows it */
         int d_ok = s->gsu == 1 && !p->b_prepacked && !p->has_c && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
-                   (p->ldd * ed) % 16 == 0 && (p->batch == 1 || (p->stride_d * ed) % 16 == 0);
-        REQUIRE(l->tma.d_tma == d_ok && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
+                   (p->ldd * ed) % 16 == 0 && (p->n * ed) % 16 == 0 && (p->batch == 1 || (p->stride_d * ed) % 16 == 0);
+        REQUIRE(l->tma.d_tma == (d_ok ? 128 : 0) && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
                 fake.encodes, l->tma.d_tma, d_ok);
         check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0, 128);
         check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, p, p->ldb, p->stride_b, s->mt1, 128);
         if (d_ok)
-            check_map(&fake.encode[2], a->d, ed, (uint64_t)p->n, (uint64_t)p->m, p, p->ldd, p->stride_d, 16, 64);
+            check_map(&fake.encode[2], a->d, ed, (uint64_t)p->n, (uint64_t)p->m, p, p->ldd, p->stride_d, 64, 128);
     } else {
         REQUIRE(l->arg_bytes == sizeof(kiln_gemm_params) && l->grid[0] == tiles &&
                     l->grid[2] == (uint32_t)(p->batch * s->gsu) && fake.encodes == 0,
