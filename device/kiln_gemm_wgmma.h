@@ -47,9 +47,17 @@ template <class C> struct WgmmaGemm {
     static constexpr int A_SUBS = C::DU * EA / 128, B_SUBS = C::DU * EB / 128;
     static constexpr int A_STAGE = C::MT0 * C::DU * EA, B_STAGE = C::MT1 * C::DU * EB;
     static constexpr int KSTEPS = C::SWAP ? C::DU / 16 : C::DU * EA / 32;  // wgmma per K-tile (32 bytes of A each)
-    static constexpr int EPI_REGION = RPC * 128;  // f32 staging of one 32-column chunk per consumer
+    // Epilogue staging per consumer: the staged path needs one 32-column f32 chunk of its rows; the TMA-store path
+    // (TMA_D) holds the consumer's whole sub-tile of D, so that a tile's stores are waited for only when the next
+    // tile's epilogue rewrites the boxes (a store reads its box long after it is issued). TMA_D where that fits
+    // beside the ring within the 227 KB a CTA may have (wgmma.py, lds_bytes, computes the same).
+    static constexpr int RING_BYTES = STAGES * (A_STAGE + B_STAGE);
+    static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
+    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && SUBTILE_D >= EPI_SMALL &&
+                                  RING_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <= 227 * 1024;
+    static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
-    static constexpr int BAR_OFFSET = STAGES * (A_STAGE + B_STAGE) + EPI_BYTES;
+    static constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES;
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -267,36 +275,32 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The TMA-store epilogue (d_tma: no split-K, no prepacked B, no C, D allows a map). A box is one 64-row wgmma
-    // block of the consumer's sub-tile by BOXB bytes of D (P.d_box: 64 or 128, the map's swizzle); the consumer's
-    // staging region holds NB = EPI_REGION / (64 * BOXB) of them as a ring. Per box: scales, bias and activation in
-    // registers, the output type into the box (conflict-free under the swizzle), fence.proxy.async, one barrier of
-    // the consumer, and thread 0 issues the bulk store as one group. A box is rewritten only after its store has read
-    // it: thread 0 waits for that before the barrier that precedes the rewrite, so the consumer returns to its
-    // mainloop while the copy engine writes D. (beta * C takes the staged path: its per-element loads would push the
-    // 128-accumulator tiles past the register budget.)
+    // The TMA-store epilogue (TMA_D kernels; d_tma: no C, D allows a map). A box is one 64-row wgmma block of the
+    // consumer's sub-tile by BOXB bytes of D (P.d_tma: 128, the map's swizzle); the consumer's staging region
+    // holds its whole sub-tile, NB boxes. Per box: scales, bias and activation in registers, the output type into the
+    // box (conflict-free under the swizzle), fence.proxy.async, one barrier of the consumer, and thread 0 issues the
+    // bulk store as one group. Before a tile's first box is rewritten, thread 0 waits until the previous tile's
+    // stores have read their boxes (by then a whole mainloop later) and the consumer's barrier passes that on. The
+    // consumer goes back to its mainloop while the copy engine writes D. (beta * C takes the staged path: its
+    // per-element loads would push the 128-accumulator tiles past the register budget.)
     template <int BOXB>
     KILN_DEVICE static void epilogue_tma(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC],
-                                         uint8_t *region, int cw, int cm, int cn, int tid, int warp, int lane,
-                                         int &slot) {
-        constexpr int DCOLS = BOXB / ED, BOX = 64 * BOXB, NB = EPI_REGION / BOX;
-        static_assert(NB >= 1 && CPC % DCOLS == 0, "the TMA-store epilogue's boxes");
+                                         uint8_t *region, int cw, int cm, int cn, int tid, int warp, int lane) {
+        constexpr int DCOLS = BOXB / ED, BOX = 64 * BOXB;
+        static_assert(CPC % DCOLS == 0 && (CPC / DCOLS) * REP * BOX == EPI_REGION, "the boxes tile the sub-tile");
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
         const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
         const EpilogueScales sc = epilogue_scales(p);
         const uint32_t base = smem_addr(region);
+        if (tid == 0) sm90::bulk_wait_read<0>();  // the previous tile's stores have read the boxes
+        sm90::named_barrier(1 + cw, 128);
 #pragma unroll
         for (int ch = 0; ch < CPC / DCOLS; ++ch) {
             const int colc = col0 + ch * DCOLS;
 #pragma unroll
             for (int r = 0; r < REP; ++r) {
-                const uint32_t buf = base + (slot % NB) * BOX;
-                ++slot;
-                if constexpr (NB == 1) {  // the box's last store must have read it
-                    if (tid == 0) sm90::bulk_wait_read<0>();
-                    sm90::named_barrier(1 + cw, 128);
-                }
+                const uint32_t buf = base + (ch * REP + r) * BOX;
 #pragma unroll
                 for (int c = 0; c < DCOLS / 8; ++c)
 #pragma unroll
@@ -334,35 +338,26 @@ template <class C> struct WgmmaGemm {
                         }
                     }
                 sm90::fence_proxy_async_smem();
-                // NB >= 2: the box after this one is free once at most NB - 2 stores still read theirs
-                if constexpr (NB >= 2) {
-                    if (tid == 0) sm90::bulk_wait_read<NB - 2>();
-                }
                 sm90::named_barrier(1 + cw, 128);
-                if (tid == 0) {
-                    if (row0 + r * 64 < p.m && colc < p.n)
-                        sm90::tma_store_3d(&P.d, buf, colc, row0 + r * 64, T.batch);
-                    sm90::bulk_commit();  // one group per box, empty or not: the waits count boxes
-                }
+                if (tid == 0 && row0 + r * 64 < p.m && colc < p.n)
+                    sm90::tma_store_3d(&P.d, buf, colc, row0 + r * 64, T.batch);
             }
         }
+        if (tid == 0) sm90::bulk_commit();
     }
 
     KILN_DEVICE static void epilogue(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC], uint8_t *region,
-                                     int cw, int cm, int cn, int tid, int warp, int lane, int &slot) {
+                                     int cw, int cm, int cn, int tid, int warp, int lane) {
         const kiln_gemm_params &p = P.p;
         const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
         const EpilogueScales sc = epilogue_scales(p);
         const uint32_t base = smem_addr(region);
-        if constexpr (!C::SWAP && C::GSU == 1) {
-            if (P.d_tma == 128) {
-                epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
+        if constexpr (TMA_D) {
+            if (P.d_tma == 128) {  // (a 64-byte-row variant was no faster, and took registers)
+                epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane);
                 return;
             }
-            if (P.d_tma == 64) {
-                epilogue_tma<64>(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
-                return;
-            }
+
         }
 #pragma unroll
         for (int ch = 0; ch < CHUNKS; ++ch) {
@@ -381,7 +376,6 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         float acc[REP][ACC];
         int turn = 0;  // tiles of this CTA so far
-        int slot = 0;  // TMA-store epilogue: boxes this warp has stored
         for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x, ++turn) {
             const Tile T = tile(P, t);
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
@@ -440,10 +434,10 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
                 if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
             }
-            epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, slot);
+            epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane);
         }
         // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits.
-        if (!C::SWAP && C::GSU == 1 && P.d_tma && tid == 0) sm90::bulk_wait<0>();
+        if (TMA_D && P.d_tma && tid == 0) sm90::bulk_wait<0>();
     }
 
     KILN_DEVICE static void run(const kiln_tma_params &P, uint8_t *smem_raw) {

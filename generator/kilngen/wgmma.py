@@ -4,7 +4,7 @@ else asks for the family by name."""
 from __future__ import annotations
 
 from .rules import _bytes_of, _fmt, _operands
-from .vocab import DType
+from .vocab import DTYPE_INFO, DType
 
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 
@@ -36,11 +36,29 @@ def shape(sol) -> tuple:
     return (64, n, 32 if sol.problem.both_fp8 else 16)
 
 
+LDS_LIMIT = 227 * 1024  # dynamic shared memory a CTA may have on sm_90a
+
+
+def tma_d(sol) -> bool:
+    """Whether the kernel keeps each consumer's whole sub-tile of D in shared memory for the TMA-store epilogue
+    (kiln_gemm_wgmma.h, TMA_D): no split-K, no prepacked B, and it fits beside the ring."""
+    if swap(sol) or sol.gsu != 1:
+        return False
+    rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
+    sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
+    return sub >= rpc * 128 and _ring(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+
+
+def _ring(sol) -> int:
+    return sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b"))
+
+
 def lds_bytes(sol) -> int:
-    """kiln_gemm_wgmma.h: the stage ring, one 32-column f32 epilogue chunk per consumer, two mbarriers per stage, and
-    1024 bytes to align the base for the 128-byte swizzle."""
-    ring = sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b"))
-    return ring + consumers(sol) * (sol.mt[0] // sol.wg[0]) * 128 + 16 * sol.stages + 1024
+    """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d) or one 32-column f32 chunk of
+    its rows (the staged epilogue); two mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
+    rpc = sol.mt[0] // sol.wg[0]
+    per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if tma_d(sol) else rpc * 128
+    return _ring(sol) + consumers(sol) * per_consumer + 16 * sol.stages + 1024
 
 
 # --- the instruction, spelled out in the kernel ----------------------------------------------------------------------

@@ -74,13 +74,12 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
     return r;
 }
 
-/* The row bytes of D's boxes: 128 (128-byte swizzle) unless KILN_TMA_D_BOX says 64, or 0 (no map). */
+/* The row bytes of D's boxes: 128 (128-byte swizzle), or 0 (no map: the staged epilogue) when the environment sets
+ * KILN_TMA_STORE=0, which lets one build time both epilogues. */
 static int d_box_bytes(void)
 {
-    const char *e = getenv("KILN_TMA_D_BOX");
-    if (!e || !*e)
-        return 128;
-    return strcmp(e, "64") == 0 ? 64 : strcmp(e, "0") == 0 ? 0 : 128;
+    const char *e = getenv("KILN_TMA_STORE");
+    return e && strcmp(e, "0") == 0 ? 0 : 128;
 }
 
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
