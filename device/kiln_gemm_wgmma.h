@@ -275,14 +275,15 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The TMA-store epilogue (TMA_D kernels; d_tma: no C, D allows a map). A box is one 64-row wgmma block of the
-    // consumer's sub-tile by BOXB bytes of D (P.d_tma: 128, the map's swizzle); the consumer's staging region
-    // holds its whole sub-tile, NB boxes. Per box: scales, bias and activation in registers, the output type into the
-    // box (conflict-free under the swizzle), fence.proxy.async, one barrier of the consumer, and thread 0 issues the
-    // bulk store as one group. Before a tile's first box is rewritten, thread 0 waits until the previous tile's
-    // stores have read their boxes (by then a whole mainloop later) and the consumer's barrier passes that on. The
-    // consumer goes back to its mainloop while the copy engine writes D. (beta * C takes the staged path: its
-    // per-element loads would push the 128-accumulator tiles past the register budget.)
+    // The TMA-store epilogue (TMA_D kernels; d_tma: the runtime maps D only for tensor scales: no vector scales,
+    // bias, activation or C). A box is one 64-row wgmma block of the consumer's sub-tile by BOXB = 128 bytes of D
+    // (the map's swizzle); the consumer's staging region holds its whole sub-tile. Per box: alpha * scales on the
+    // accumulators, the output type into the box (conflict-free under the swizzle), fence.proxy.async, one barrier
+    // of the consumer, and thread 0 issues the bulk store. Before a tile's first box is rewritten, thread 0 waits
+    // until the previous tile's stores have read their boxes (by then a whole mainloop later) and the consumer's
+    // barrier passes that on. The consumer goes back to its mainloop while the copy engine writes D. The per-element
+    // column factors and activation stay on the staged path: unrolled over 128 accumulators they made the kernel
+    // 260 KB of SASS, stalled on instruction fetch (2.7x slower at 4096x32768x512).
     template <int BOXB>
     KILN_DEVICE static void epilogue_tma(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC],
                                          uint8_t *region, int cw, int cm, int cn, int tid, int warp, int lane) {
@@ -291,7 +292,7 @@ template <class C> struct WgmmaGemm {
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
         const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
-        const EpilogueScales sc = epilogue_scales(p);
+        const float scale = epilogue_scales(p).tensor;
         const uint32_t base = smem_addr(region);
         if (tid == 0) sm90::bulk_wait_read<0>();  // the previous tile's stores have read the boxes
         sm90::named_barrier(1 + cw, 128);
@@ -306,23 +307,7 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
                     for (int i = 0; i < 2; ++i) {
                         const int e = ((ch * DCOLS) / 8 + c) * 4 + 2 * i;
-                        const int row = row0 + r * 64 + warp * 16 + g + 8 * i;
-                        const float rs = sc.row && row < p.m ? sc.row[row] : 1.f;
-                        float v[2];
-#pragma unroll
-                        for (int j = 0; j < 2; ++j) {
-                            // the column factors, read where they are used (L1 hits): holding them for the
-                            // chunk would push the 128-accumulator tiles past the register budget
-                            const int col = colc + c * 8 + 2 * q + j;
-                            const bool in = col < p.n;
-                            const float cs = sc.col && in ? sc.tensor * sc.col[col] : sc.tensor;
-                            const float cb = p.bias && in ? load_any(p.bias, p.bias_type, col) : 0.f;
-                            v[j] = acc[r][e + j] * rs * cs + cb;
-                        }
-                        if (p.activation != ACT_NONE) {
-#pragma unroll
-                            for (int j = 0; j < 2; ++j) v[j] = activate(v[j], p.activation);
-                        }
+                        const float v[2] = {acc[r][e] * scale, acc[r][e + 1] * scale};
                         Pair<TD> out;
                         store_f32(&out.x, 0, v[0]);
                         store_f32(&out.y, 0, v[1]);

@@ -42,7 +42,7 @@ typedef struct __attribute__((aligned(64))) kiln_tma_desc {
  *   a: {K, M, batch} of A, box {128 bytes of K, MT0}, 128-byte swizzle
  *   b: {K (prepacked: ldb), N, batch} of B, box {128 bytes of K, MT1}, 128-byte swizzle
  *   d: {N, M, batch} of D, box {d_tma bytes of N, 64 rows}, d_tma-byte swizzle; encoded (d_tma = 128) only
- *      where the kernel stores through it (no split-K, no prepacked B, no C) and D allows a map (rows of whole 16-byte
+ *      where the kernel stores through it (no split-K, no prepacked B; alpha and tensor scales only) and D allows a map (rows of whole 16-byte
  *      units, 16-byte aligned base and strides); with d_tma = 0 the kernel writes D with plain stores.
  * Tiles t = 0 .. num_tiles-1 run on CTAs t % gridDim.x (persistent when gridDim.x < num_tiles). */
 typedef struct kiln_tma_params {

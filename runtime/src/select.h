@@ -124,9 +124,10 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
 
 /* The map a wgmma kernel of s stores D through (kiln_abi.h, kiln_tma_params.d): {n, m, batch} with boxes of 64 rows
  * by 128 bytes of N (128-byte swizzle). Returns the box's row bytes (the kernel's d_tma) when s stores through one
- * (no split-K, no prepacked B, no C) and D allows it (element of 2 or 4 bytes, rows of whole 16-byte units, 16-byte
- * aligned base and byte strides, extents and strides within the driver's limits); 0 when the kernel writes D with
- * plain stores instead. Never a reason to reject s. */
+ * (no split-K, no prepacked B), the epilogue is alpha and tensor scales only (no vector scale, bias, activation or
+ * C) and D allows it (element of 2 or 4 bytes, rows of whole 16-byte units, 16-byte aligned base and byte strides,
+ * extents and strides within the driver's limits); 0 when the kernel writes D with plain stores instead. Never a
+ * reason to reject s. */
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m);
 
 /* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */

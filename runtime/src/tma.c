@@ -85,7 +85,11 @@ static int d_box_bytes(void)
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
 {
     int ed = (int)kiln_dtype_bytes(p->d_type), box = d_box_bytes();
-    if (box == 0 || s->gsu != 1 || p->b_prepacked || p->has_c || (ed != 2 && ed != 4) || !args || !args->d)
+    if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d)
+        return 0;
+    /* the kernel's TMA-store epilogue applies alpha and tensor scales only */
+    if (p->has_c || p->has_bias || p->activation != KILN_ACT_NONE || p->scale_a == KILN_SCALE_VECTOR ||
+        p->scale_b == KILN_SCALE_VECTOR)
         return 0;
     /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
     if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || p->stride_d < 0 || (p->n * ed) % 16)

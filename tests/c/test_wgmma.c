@@ -103,6 +103,16 @@ static void test_run_wgmma(kiln_handle h)
     fake_reset();
     EXPECT(kiln_run(h, &q, NULL, &odd, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "D off 16 bytes: no D map");
+    /* an epilogue beyond alpha and tensor scales (here a bias, then per-column scales) takes the staged path */
+    q.has_bias = 1;
+    fake_reset();
+    EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "bias: no D map");
+    q.has_bias = 0;
+    q.scale_b = KILN_SCALE_VECTOR;
+    fake_reset();
+    EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "scale_b[n]: no D map");
 
     /* fewer tiles than SMs: one CTA per tile; at batch 1 the batch stride is the matrix (stride_a is ignored) */
     p = wgmma_problem(256, 256, 256);

@@ -208,7 +208,9 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         int ea = (int)kiln_dtype_bytes(p->a_type), eb = (int)kiln_dtype_bytes(p->b_type);
         int ed = (int)kiln_dtype_bytes(p->d_type);
         /* D goes through a map exactly where the kernel can store through one and D allows it */
-        int d_ok = s->gsu == 1 && !p->b_prepacked && !p->has_c && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
+        int plain = !p->has_c && !p->has_bias && p->activation == KILN_ACT_NONE && p->scale_a != KILN_SCALE_VECTOR &&
+                    p->scale_b != KILN_SCALE_VECTOR;
+        int d_ok = plain && s->gsu == 1 && !p->b_prepacked && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
                    (p->ldd * ed) % 16 == 0 && (p->n * ed) % 16 == 0 && (p->batch == 1 || (p->stride_d * ed) % 16 == 0);
         REQUIRE(l->tma.d_tma == (d_ok ? 128 : 0) && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
                 fake.encodes, l->tma.d_tma, d_ok);
