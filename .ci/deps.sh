@@ -4,6 +4,7 @@ kiln_install_deps() {
     # backend against Debian's HIP runtime (there is no AMD GPU in CI: it must report no device); libclang-rt-19-dev
     # has clang's sanitizer and libFuzzer runtimes (tests/sanitize, tests/fuzz).
     local pkgs="python3 python3-jinja2 python3-yaml python3-pytest cmake ninja-build gcc libc6-dev"
+    pkgs="$pkgs python3-pip python3-setuptools python3-wheel python3-venv"  # pip install of runtime/python, offline
     pkgs="$pkgs clang-19 lld-19 llvm-19 libamdhip64-dev libclang-rt-19-dev"
     local missing=""
     for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

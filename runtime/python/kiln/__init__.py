@@ -7,8 +7,9 @@
     y = kiln.gemm(a_bf16, b_bf16, c=c, alpha=2.0, beta=0.5)
     [info.name for info in kiln.query(kiln.gemm, a_bf16, b_bf16)], kiln.explain(kiln.gemm, a_bf16, b_bf16)
 
-The library is found through $KILN_LIBRARY, else build/libkiln.so in the repository, else another build*/libkiln.so
-there, else the system loader. It is loaded on first use, so importing kiln (and the pure helpers) needs neither
+The library is found through $KILN_LIBRARY, else the path recorded when the package was installed with pip (or a
+libkiln.so bundled into it), else, for the package in the source tree, build/libkiln.so in the repository or another
+build*/libkiln.so there, else the system loader (_capi.library_candidates()). It is loaded on first use, so importing kiln (and the pure helpers) needs neither
 torch nor a GPU. The ctypes layer (make_problem, query_problem, explain_problem, set_arch, algo_by_name,
 prepack_b_host with numpy) works without torch; the tensor functions raise TorchRequiredError (an ImportError) there.
 
@@ -19,11 +20,19 @@ current stream; workspace comes from torch's allocator. Handles (one per device)
 A call whose key (every argument but the data pointers) ran before reuses that run's prepared plan instead of
 planning again (_fastpath.py); kiln.set_arch() and kiln.close() forget the plans.
 
+PyTorch integration (docs/python.md): torch.ops.kiln.scaled_mm / mixed_mm / gemm are torch.library operators with
+fake kernels, for torch.compile(fullgraph=True) and torch.export (kiln.ops is that namespace; `import kiln` defines
+them when torch is already imported, kiln.ops or kiln.register_torch_ops() otherwise); kiln.Fp8Linear.from_linear()
+turns an nn.Linear into an fp8-weight layer; kiln.quantize_fp8() quantizes a weight with per-channel scales. The
+ops, and kiln.scaled_mm & co., can be captured in CUDA graphs (after one warm-up call of each shape).
+
 Without a GPU, kiln.set_arch("sm90") makes queries and explains answer for that arch:
     kiln.set_arch("sm90")
     print(kiln.explain_problem(kiln.make_problem(kiln.DType.E4M3, kiln.DType.E4M3, kiln.DType.BF16,
                                                  kiln.Layout.TN, 4096, 4096, 4096)))
 """
+import sys
+
 from ._capi import (API_VERSION, Activation, DType, KilnError, Layout, ScaleMode, Status, kiln_algo, kiln_args,
                     kiln_problem, last_error, library_available, library_path, load_library)
 from ._handle import (AlgoInfo, algo_by_name, close, device_arch, explain_problem, handle, make_problem,
@@ -31,7 +40,9 @@ from ._handle import (AlgoInfo, algo_by_name, close, device_arch, explain_proble
 from ._ops import (PREPACKED_LAYOUT, PackedB, Plan, TorchRequiredError, algos, explain, gemm, kiln_dtype, mixed_mm,
                    plan, prepack_b, prepack_b_host, query, scaled_mm, torch_dtype)
 from ._prepack import PREPACK_PERM, packed_k, prepack_numpy, prepack_reference
+from ._quant import quantize_fp8
 from ._types import FP8_NAMES, TORCH_DTYPE_NAME
+from . import _library
 
 __all__ = [
     "API_VERSION", "Activation", "AlgoInfo", "DType", "FP8_NAMES", "KilnError", "Layout", "PREPACKED_LAYOUT",
@@ -39,5 +50,39 @@ __all__ = [
     "algo_by_name", "algos", "close", "device_arch", "explain", "explain_problem", "gemm", "handle", "kiln_algo",
     "kiln_args", "kiln_dtype", "kiln_problem", "last_error", "library_available", "library_path", "load_library",
     "make_problem", "mixed_mm", "packed_k", "plan", "prepack_b", "prepack_b_host", "prepack_numpy",
-    "prepack_reference", "query", "query_problem", "scaled_mm", "set_arch", "torch_dtype",
+    "prepack_reference", "query", "query_problem", "quantize_fp8", "register_torch_ops", "scaled_mm", "set_arch",
+    "torch_dtype",
 ]
+# Not in __all__ (a star import must not need torch): kiln.ops, kiln.Fp8Linear, loaded on first use.
+
+
+def register_torch_ops():
+    """Define the torch.library operators kiln::scaled_mm, kiln::mixed_mm, kiln::gemm (once) and return the
+    torch.ops.kiln namespace. TorchRequiredError without torch."""
+    return _library.register()
+
+
+def __getattr__(name):
+    if name == "ops":
+        return _library.register()
+    if name == "Fp8Linear":
+        from ._tensors import torch_module
+        torch_module("Fp8Linear")
+        from ._nn import Fp8Linear
+        return Fp8Linear
+    raise AttributeError(f"module 'kiln' has no attribute {name!r}")
+
+
+def _register_if_torch_is_loaded() -> None:
+    """Define the operators at import when torch is imported already (so torch.ops.kiln.* exists in the usual order,
+    `import torch; import kiln`) without importing torch otherwise. A failure here is left for kiln.ops to raise."""
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "library"):
+        return
+    try:
+        _library.register()
+    except Exception:  # noqa: BLE001 -- kiln.ops and Fp8Linear register again and raise what went wrong
+        pass
+
+
+_register_if_torch_is_loaded()

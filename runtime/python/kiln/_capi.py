@@ -236,16 +236,51 @@ _lib_path = None
 _lib_lock = threading.Lock()
 
 
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+LIBRARY_NAME = "libkiln.so"
+
+
+def recorded_library() -> str | None:
+    """The library an installed package was built with: the path `pip install` recorded in kiln/_build_info.py
+    (runtime/python/setup.py writes it into the wheel, never into the source tree); None in the source tree, or
+    when the build found no library to record (or bundled it into the package directory instead)."""
+    try:
+        from . import _build_info
+    except ImportError:
+        return None
+    return getattr(_build_info, "LIBRARY", None) or None
+
+
+def in_source_tree() -> bool:
+    """Whether this package is the one in the repository (runtime/python/kiln), not an installed copy."""
+    return HEADER.is_file()
+
+
+def tree_libraries() -> list:
+    """The repository's built libraries, in the order they are tried: build/libkiln.so, then the other
+    build*/libkiln.so, newest first (test.sh builds build-ci); only those that exist but build/libkiln.so."""
+    main = REPO_ROOT / "build" / LIBRARY_NAME
+    others = sorted((p for p in REPO_ROOT.glob(f"build*/{LIBRARY_NAME}") if p != main and p.is_file()),
+                    key=lambda p: (-p.stat().st_mtime, str(p)))
+    return [str(main)] + [str(p) for p in others]
+
+
 def library_candidates() -> list:
-    """Where libkiln is looked for, in order: $KILN_LIBRARY alone when set; else build/libkiln.so, then the other
-    build*/libkiln.so of the repository (newest first: test.sh builds build-ci), then the system loader."""
+    """Where libkiln is looked for, in order: $KILN_LIBRARY alone when set; else the path recorded when the package
+    was installed (pip), a libkiln.so bundled in the package directory, the repository's builds (only for the
+    package in the source tree: tree_libraries()), then the system loader."""
     env = os.environ.get("KILN_LIBRARY")
     if env:
         return [env]
-    main = REPO_ROOT / "build" / "libkiln.so"
-    others = sorted((p for p in REPO_ROOT.glob("build*/libkiln.so") if p != main and p.is_file()),
-                    key=lambda p: (-p.stat().st_mtime, str(p)))
-    cands = [str(main)] + [str(p) for p in others]
+    cands = []
+    recorded = recorded_library()
+    if recorded:
+        cands.append(recorded)
+    bundled = PACKAGE_DIR / LIBRARY_NAME
+    if bundled.is_file():
+        cands.append(str(bundled))
+    if in_source_tree():
+        cands += tree_libraries()
     found = ctypes.util.find_library("kiln")
     if found:
         cands.append(found)

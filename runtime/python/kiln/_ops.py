@@ -24,7 +24,7 @@ from ._handle import AlgoInfo, explain_problem, make_problem, query_problem, res
 from ._prepack import prepack_torch
 from ._tensors import (TorchRequiredError, bias_of, device_index, kiln_dtype, matrix_mn, operand_a, operand_b,
                        output, pointer, require_tensor, same_device, scale, torch_dtype, torch_module)
-from ._types import FP8_DTYPES, HALF_DTYPES, activation_from_name, infer_b_layout
+from ._types import FP8_DTYPES, FP8_NAME, HALF_DTYPES, activation_from_name, infer_b_layout
 
 __all__ = ["PREPACKED_LAYOUT", "PackedB", "Plan", "TorchRequiredError", "algos", "explain", "gemm", "kiln_dtype",
            "mixed_mm", "plan", "prepack_b", "prepack_b_host", "query", "scaled_mm", "torch_dtype"]
@@ -116,6 +116,11 @@ class PackedB:
     @property
     def kp(self) -> int:
         return self.data.shape[1]
+
+    @property
+    def fp8(self) -> str:
+        """The weights' fp8 format by name ("e4m3", ...): with data and k, the arguments of torch.ops.kiln.mixed_mm."""
+        return FP8_NAME[self.dtype]
 
 
 def prepack_b(b, *, layout=None, fp8: str | None = None) -> PackedB:

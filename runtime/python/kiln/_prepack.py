@@ -56,6 +56,20 @@ def prepack_numpy(b_kn):
 _perm_cache = {}
 
 
+def _perm_on(torch, dev):
+    """PREPACK_PERM as a long tensor on `dev`, made once per device. Made by device arithmetic, not copied from the
+    host, so that a prepack inside a CUDA-graph capture launches no host-to-device copy (which capture forbids); a perm
+    made while capturing is not cached either, since its values only exist once the graph replays."""
+    perm = _perm_cache.get(dev)
+    if perm is not None:
+        return perm
+    i = torch.arange(PREPACK_GROUP, dtype=torch.long, device=dev)
+    perm = 2 * (i // 4) + i % 2 + 8 * ((i // 2) % 2)  # dst 4q + j <- src 2q + (j & 1) + 8 (j >> 1): _p(q)[j]
+    if dev.type != "cuda" or not torch.cuda.is_current_stream_capturing():
+        _perm_cache[dev] = perm
+    return perm
+
+
 def prepack_torch(b_kn_u8):
     """torch uint8 [K, N] view (any strides, any device) -> new contiguous [N, kp] uint8 on the same device.
 
@@ -66,10 +80,7 @@ def prepack_torch(b_kn_u8):
     k, n = b_kn_u8.shape
     kp = packed_k(k)
     dev = b_kn_u8.device
-    perm = _perm_cache.get(dev)
-    if perm is None:
-        perm = torch.tensor(PREPACK_PERM, dtype=torch.long, device=dev)
-        _perm_cache[dev] = perm
+    perm = _perm_on(torch, dev)
     padded = torch.zeros((n, kp), dtype=torch.uint8, device=dev)
     padded[:, :k] = b_kn_u8.t()
     grouped = padded.view(n, kp // PREPACK_GROUP, PREPACK_GROUP)

@@ -40,6 +40,9 @@ FP8_NAMES = {
     "e5m2fnuz": DType.E5M2FNUZ,
 }
 assert set(FP8_NAMES.values()) == FP8_DTYPES
+# The one name of each fp8 dtype that the ops and modules write (the fp8= argument of kiln::mixed_mm, Fp8Linear).
+FP8_NAME = {DType.E4M3: "e4m3", DType.E5M2: "e5m2", DType.E4M3FNUZ: "e4m3fnuz", DType.E5M2FNUZ: "e5m2fnuz"}
+assert FP8_NAME.keys() == FP8_DTYPES and all(FP8_NAMES[name] == dt for dt, name in FP8_NAME.items())
 
 ACTIVATION_NAMES = {
     None: Activation.NONE,
