@@ -9,9 +9,10 @@
 
 The library is found through $KILN_LIBRARY, else the path recorded when the package was installed with pip (or a
 libkiln.so bundled into it), else, for the package in the source tree, build/libkiln.so in the repository or another
-build*/libkiln.so there, else the system loader (_capi.library_candidates()). It is loaded on first use, so importing kiln (and the pure helpers) needs neither
-torch nor a GPU. The ctypes layer (make_problem, query_problem, explain_problem, set_arch, algo_by_name,
-prepack_b_host with numpy) works without torch; the tensor functions raise TorchRequiredError (an ImportError) there.
+build*/libkiln.so there, else the system loader (_capi.library_candidates()). It is loaded on first use, so importing
+kiln (and the pure helpers) needs neither torch nor a GPU. The ctypes layer (make_problem, query_problem,
+explain_problem, set_arch, algo_by_name, prepack_b_host with numpy) works without torch; the tensor functions raise
+TorchRequiredError (an ImportError) there.
 
 Every value is checked before it reaches ctypes (TypeError for a wrong kind, ValueError naming the field for a value
 its C type cannot hold). Every status other than success raises KilnError: .status is a kiln.Status, .text the
