@@ -156,6 +156,17 @@ def test_op_schemas_match_their_functions(name):
     assert kw_only == {p for p in kw_only if kiln_params[p].kind == kiln_params[p].KEYWORD_ONLY}
 
 
+@pytest.mark.parametrize("name", sorted(_library.SCHEMAS))
+def test_op_schemas_have_no_keyword_only_tensors(name):
+    """torch.library.custom_op refuses keyword-only tensors (NotImplementedError at definition), and autograd looks
+    for tensors that require grad among the positional arguments only."""
+    schema = _library.SCHEMAS[name]
+    inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    if "*" in [part.strip() for part in inner.split(",")]:
+        kw_only = inner.split("*", 1)[1]
+        assert "Tensor" not in kw_only, kw_only
+
+
 def test_fp8_name_tables():
     assert set(_types.FP8_NAME) == set(_quant.FP8_MANTISSA_BITS) == _types.FP8_DTYPES
     assert _quant.FP8_UNIT_ROUNDOFF[DType.E4M3] == 2 ** -4 and _quant.FP8_UNIT_ROUNDOFF[DType.E5M2] == 2 ** -3

@@ -29,30 +29,31 @@ from ._types import FP8_NAMES
 
 NAMESPACE = "kiln"
 
-# name -> schema. Argument names and order follow the kiln function; keyword-only there is keyword-only here.
+# name -> schema. Argument names and order follow the kiln function, but every tensor is positional (custom ops take
+# no keyword-only tensors; a call may still name them: scale_b=, bias=, c=); the other options are keyword-only.
 SCHEMAS = {
-    "scaled_mm": "(Tensor a, Tensor b, Tensor? scale_a, Tensor? scale_b, *, Tensor? bias=None, "
+    "scaled_mm": "(Tensor a, Tensor b, Tensor? scale_a, Tensor? scale_b, Tensor? bias=None, *, "
                  "ScalarType? out_dtype=None, str? activation=None, str? a_fp8=None, str? b_fp8=None) -> Tensor",
-    "mixed_mm": "(Tensor a, Tensor packed_b, int k, str fp8, *, Tensor? scale_b=None, Tensor? bias=None, "
+    "mixed_mm": "(Tensor a, Tensor packed_b, int k, str fp8, Tensor? scale_b=None, Tensor? bias=None, *, "
                 "ScalarType? out_dtype=None, str? activation=None) -> Tensor",
-    "gemm": "(Tensor a, Tensor b, *, Tensor? c=None, float alpha=1.0, float beta=0.0, Tensor? bias=None, "
+    "gemm": "(Tensor a, Tensor b, Tensor? c=None, Tensor? bias=None, *, float alpha=1.0, float beta=0.0, "
             "str? activation=None, ScalarType? out_dtype=None) -> Tensor",
 }
 
 
 # ---- the CUDA kernels: the kiln functions ----
 
-def _scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=None, a_fp8=None, b_fp8=None):
+def _scaled_mm(a, b, scale_a, scale_b, bias=None, *, out_dtype=None, activation=None, a_fp8=None, b_fp8=None):
     return _ops.scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype, activation=activation,
                           a_fp8=a_fp8, b_fp8=b_fp8)
 
 
-def _mixed_mm(a, packed_b, k, fp8, *, scale_b=None, bias=None, out_dtype=None, activation=None):
+def _mixed_mm(a, packed_b, k, fp8, scale_b=None, bias=None, *, out_dtype=None, activation=None):
     return _ops.mixed_mm(a, packed_of(packed_b, k, fp8), scale_b=scale_b, bias=bias, out_dtype=out_dtype,
                          activation=activation)
 
 
-def _gemm(a, b, *, c=None, alpha=1.0, beta=0.0, bias=None, activation=None, out_dtype=None):
+def _gemm(a, b, c=None, bias=None, *, alpha=1.0, beta=0.0, activation=None, out_dtype=None):
     return _ops.gemm(a, b, c=c, alpha=alpha, beta=beta, bias=bias, activation=activation, out_dtype=out_dtype)
 
 
@@ -78,13 +79,14 @@ def _mm_shape(torch, a, b, op: str) -> tuple:
     return (a.shape[0], b.shape[1])
 
 
-def _scaled_mm_fake(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=None, a_fp8=None,
+def _scaled_mm_fake(a, b, scale_a, scale_b, bias=None, *, out_dtype=None, activation=None, a_fp8=None,
                     b_fp8=None):
     torch = torch_module("ops")
-    return a.new_empty(_mm_shape(torch, a, b, "scaled_mm"), dtype=torch.bfloat16 if out_dtype is None else out_dtype)
+    dtype = torch.bfloat16 if out_dtype is None else out_dtype
+    return a.new_empty(_mm_shape(torch, a, b, "scaled_mm"), dtype=dtype)
 
 
-def _mixed_mm_fake(a, packed_b, k, fp8, *, scale_b=None, bias=None, out_dtype=None, activation=None):
+def _mixed_mm_fake(a, packed_b, k, fp8, scale_b=None, bias=None, *, out_dtype=None, activation=None):
     torch = torch_module("ops")
     torch._check(a.dim() >= 2, lambda: f"kiln::mixed_mm: want A as [..., M, K], got {tuple(a.shape)}")
     torch._check(a.shape[-1] == k, lambda: f"kiln::mixed_mm: A has K={a.shape[-1]}, the packed B has K={k}")
@@ -93,7 +95,7 @@ def _mixed_mm_fake(a, packed_b, k, fp8, *, scale_b=None, bias=None, out_dtype=No
     return a.new_empty((*a.shape[:-1], packed_b.shape[0]), dtype=a.dtype if out_dtype is None else out_dtype)
 
 
-def _gemm_fake(a, b, *, c=None, alpha=1.0, beta=0.0, bias=None, activation=None, out_dtype=None):
+def _gemm_fake(a, b, c=None, bias=None, *, alpha=1.0, beta=0.0, activation=None, out_dtype=None):
     torch = torch_module("ops")
     return a.new_empty(_mm_shape(torch, a, b, "gemm"), dtype=a.dtype if out_dtype is None else out_dtype)
 
