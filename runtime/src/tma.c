@@ -92,7 +92,7 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
         p->scale_b == KILN_SCALE_VECTOR)
         return 0;
     /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
-    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || p->stride_d < 0 || (p->n * ed) % 16)
+    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || (p->batch > 1 && p->stride_d < 1) || (p->n * ed) % 16)
         return 0;
     m->elem_bytes = ed;
     m->swizzle_bytes = box;

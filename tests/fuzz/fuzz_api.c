@@ -210,8 +210,10 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         /* D goes through a map exactly where the kernel can store through one and D allows it */
         int plain = !p->has_c && !p->has_bias && p->activation == KILN_ACT_NONE && p->scale_a != KILN_SCALE_VECTOR &&
                     p->scale_b != KILN_SCALE_VECTOR;
+        __int128 d_row = (__int128)p->ldd * ed, d_batch = p->batch > 1 ? (__int128)p->stride_d * ed : d_row * p->m;
         int d_ok = plain && s->gsu == 1 && !p->b_prepacked && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
-                   (p->ldd * ed) % 16 == 0 && (p->n * ed) % 16 == 0 && (p->batch == 1 || (p->stride_d * ed) % 16 == 0);
+                   d_row > 0 && d_batch > 0 && d_row % 16 == 0 && d_batch % 16 == 0 && (p->n * ed) % 16 == 0 &&
+                   d_row < ((__int128)1 << 40) && d_batch < ((__int128)1 << 40);
         REQUIRE(l->tma.d_tma == (d_ok ? 128 : 0) && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
                 fake.encodes, l->tma.d_tma, d_ok);
         check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0, 128);
