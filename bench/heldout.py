@@ -31,6 +31,9 @@ self-check prints its estimate); the defaults time longer.
     python3 bench/heldout.py                      # -> bench/results/heldout_<device>_<commit>.{json,md,png}
     python3 bench/heldout.py --max-candidates 6 --iters 20 --out /tmp/heldout
     python3 bench/heldout.py --self-check         # shapes file, summary, table and plot on fake data; no GPU
+    python3 bench/heldout.py --part 1/2 --out /tmp/h1 ... --part 2/2 --out /tmp/h2   # over two runs (or machines),
+    python3 bench/heldout.py --merge /tmp/h1.json /tmp/h2.json                      # then one report of both
+  --time-limit-s S starts no shape after S seconds: the report then says complete: false and which shapes ran.
 """
 from __future__ import annotations
 
@@ -319,12 +322,22 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="output prefix (default bench/results/heldout_<device>_<commit>)")
     ap.add_argument("--quiet", action="store_true", help="one line per shape, not per candidate")
     ap.add_argument("--self-check", action="store_true", help="check the pure-Python parts on fake data; no GPU")
+    ap.add_argument("--part", default=None, help="i/n: run shapes i-1, i-1+n, ... of the list (1 <= i <= n)")
+    ap.add_argument("--time-limit-s", type=float, default=0.0, help="start no shape after this many seconds (0: none)")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="write one report from the rows of these heldout JSON files (parts of one list); no GPU")
     args = ap.parse_args(argv)
     if args.self_check:
         return self_check(pathlib.Path(args.shapes_file))
+    if args.merge:
+        return merge(args.merge, args.out, read_shapes(args.shapes_file))
     if args.iters < 1 or args.max_candidates < 0:
         ap.error("--iters must be >= 1 and --max-candidates >= 0")
-    shapes = read_shapes(args.shapes_file)
+    all_shapes = read_shapes(args.shapes_file)
+    try:
+        shapes = select_part(all_shapes, args.part)
+    except ValueError as exc:
+        ap.error(str(exc))
     try:
         grid = tuning_grid()
     except ImportError as exc:
@@ -343,10 +356,13 @@ def main(argv=None) -> int:
     meta = {"device": device, "commit": commit, "torch": torch.__version__, "cuda": torch.version.cuda,
             "kiln_library": kiln.library_path(), "kiln_arch": kiln.device_arch(), "iters": args.iters,
             "warmup": args.warmup, "budget_s": args.budget_s, "max_candidates": args.max_candidates,
-            "shapes_file": args.shapes_file, "tol_rel_l2": TOL_REL_L2,
-            "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "shapes_file": args.shapes_file, "tol_rel_l2": TOL_REL_L2, "part": args.part,
+            "shapes_listed": len(all_shapes), "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     rows, t0 = [], time.monotonic()
     for i, (m, n, k, src) in enumerate(shapes):
+        if args.time_limit_s and time.monotonic() - t0 > args.time_limit_s:
+            print(f"time limit: {len(shapes) - i} shapes not run", flush=True)
+            break
         if not args.quiet:
             print(f"[{i + 1}/{len(shapes)}] {m}x{n}x{k}  {src}", flush=True)
         row = run_shape(m, n, k, src, args)
@@ -355,8 +371,59 @@ def main(argv=None) -> int:
               flush=True)
         torch.cuda.empty_cache()
     meta["wall_s"] = round(time.monotonic() - t0, 1)
+    meta["complete"] = args.part is None and len(rows) == len(all_shapes)
     name = "heldout_" + re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower() + "_" + commit[:10]
     summary = write_outputs(pathlib.Path(args.out) if args.out else HERE / "results" / name, meta, rows)
+    return 0 if summary["pass_hit_bar"] and summary["pass_mean_bar"] and not summary["errors"] else 1
+
+
+def select_part(shapes: list, part) -> list:
+    """Shapes i-1, i-1+n, ... for part "i/n" (None: all)."""
+    if part is None:
+        return shapes
+    try:
+        i, n = (int(x) for x in part.split("/"))
+    except ValueError:
+        raise ValueError(f"--part takes i/n, got {part!r}") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"--part {part}: want 1 <= i <= n")
+    return shapes[i - 1::n]
+
+
+def merge_rows(runs: list, shapes: list) -> tuple:
+    """(meta, rows) of one report from several runs' (meta, rows): rows in the order of the shapes list, each shape
+    once (the first run that has it); meta from the first run, with every run's commit, device and part."""
+    order = {(m, n, k): i for i, (m, n, k, _s) in enumerate(shapes)}
+    seen, rows = set(), []
+    for _meta, rs in runs:
+        for r in rs:
+            key = (r["m"], r["n"], r["k"])
+            if key not in seen:
+                seen.add(key)
+                rows.append(r)
+    rows.sort(key=lambda r: order.get((r["m"], r["n"], r["k"]), len(order)))
+    meta = dict(runs[0][0])
+    meta["merged"] = [{"commit": m.get("commit"), "device": m.get("device"), "part": m.get("part"),
+                       "rows": len(rs)} for m, rs in runs]
+    meta["wall_s"] = round(sum(m.get("wall_s", 0.0) for m, _rs in runs), 1)
+    meta["complete"] = all((m, n, k) in seen for m, n, k, _s in shapes)
+    return meta, rows
+
+
+def merge(files: list, out, shapes: list) -> int:
+    runs = []
+    for f in files:
+        d = json.loads(pathlib.Path(f).read_text())
+        runs.append((d["meta"], d["rows"]))
+    meta, rows = merge_rows(runs, shapes)
+    commits = {m.get("commit") for m, _rs in runs}
+    if len(commits) > 1:
+        print(f"warning: the parts come from different commits {sorted(map(str, commits))}", file=sys.stderr)
+    name = "heldout_" + re.sub(r"[^A-Za-z0-9]+", "-", str(meta.get("device"))).strip("-").lower() + "_" + \
+        str(meta.get("commit"))[:10]
+    summary = write_outputs(pathlib.Path(out) if out else HERE / "results" / name, meta, rows)
+    print(f"merged {len(files)} runs: {len(rows)} of {len(shapes)} shapes" +
+          ("" if meta["complete"] else " (incomplete)"))
     return 0 if summary["pass_hit_bar"] and summary["pass_mean_bar"] and not summary["errors"] else 1
 
 
@@ -443,6 +510,20 @@ def self_check(shapes_file: pathlib.Path) -> int:
     assert good["pass_hit_bar"] and good["pass_mean_bar"] and not good["misses"]
     empty = summarize([])
     assert empty["frac_pick_within_10pct"] is None and not empty["pass_hit_bar"] and summary_lines(empty)
+    # parts cover the list once; merging the parts' rows (in any order, a shape twice) gives the list's order back
+    parts = [select_part(shapes, f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(map(tuple, sum(parts, []))) == sorted(map(tuple, shapes)) and sum(map(len, parts)) == len(shapes)
+    for bad in ("0/2", "3/2", "x", "1/0"):
+        try:
+            select_part(shapes, bad)
+            raise AssertionError(f"--part {bad} accepted")
+        except ValueError:
+            pass
+    listed = [(r["m"], r["n"], r["k"], r["source"]) for r in rows]
+    m1, m2 = dict(meta, part="2/2", wall_s=2.0), dict(meta, part="1/2", wall_s=1.0)
+    mmeta, mrows = merge_rows([(m1, rows[1::2]), (m2, rows[0::2] + rows[1:2])], listed)
+    assert mrows == rows and mmeta["complete"] and mmeta["wall_s"] == 3.0 and len(mmeta["merged"]) == 2
+    assert not merge_rows([(m1, rows[1::2])], listed)[0]["complete"]
     print("self-check passed")
     return 0
 
