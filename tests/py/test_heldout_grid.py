@@ -51,3 +51,12 @@ def test_grid_reaches_large_n_and_k():
     assert max(n for _m, n, _k in sizes) >= 57344 and max(k for _m, _n, k in sizes) >= 28672
     ms = {m for m, _n, _k in sizes}
     assert {1, 16384} <= ms and any(m & (m - 1) for m in ms), "M from 1 to 16384, off-power-of-two values among them"
+
+
+def test_heldout_bench_self_check():
+    """bench/heldout.py's pure-Python parts (scoring, report, parts and their merge) on fake rows; no GPU."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "heldout.py"), "--self-check"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "self-check passed" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
