@@ -6,7 +6,8 @@
 //   warpgroups 1..WG0*WG1 (consumers, 232 registers): consumer (cm, cn) owns rows cm*RPC.. and columns cn*CPC.. of
 //                the MT0 x MT1 tile; it issues wgmma.mma_async on each stage, keeps one K-tile of wgmma in flight,
 //                and runs the fused epilogue (scales, bias, activation, conversion) through its own shared-memory
-//                staging, writing D with coalesced 16-byte stores (split-K: f32 partial sums to the workspace).
+//                staging: D's boxes stored by the copy engine (TMA, epilogue_tma) where the runtime maps D, else
+//                coalesced 16-byte stores (split-K: f32 partial sums to the workspace).
 //
 // Two operand paths:
 //   SS   (SWAP = false): A and B both from shared memory, K-major, 128-byte swizzle; fp8 m64nNk32 or 16-bit m64nNk16.
@@ -342,7 +343,6 @@ template <class C> struct WgmmaGemm {
                 epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane);
                 return;
             }
-
         }
 #pragma unroll
         for (int ch = 0; ch < CHUNKS; ++ch) {
