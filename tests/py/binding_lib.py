@@ -9,11 +9,12 @@ from kiln import _capi
 
 
 def find_library() -> str | None:
+    """An absolute path (test.sh passes build directories relative to the repository; a pip build runs elsewhere)."""
     env = os.environ.get("KILN_LIBRARY")
     if env:
-        return env
+        return str(Path(env).resolve()) if os.sep in env else env
     build = os.environ.get("KILN_BUILD_DIR")
     if build and (Path(build) / "libkiln.so").is_file():
-        return str(Path(build) / "libkiln.so")
+        return str((Path(build) / "libkiln.so").resolve())
     cands = [c for c in _capi.library_candidates() if os.sep in c and os.path.isfile(c)]
-    return cands[0] if cands else None
+    return str(Path(cands[0]).resolve()) if cands else None
