@@ -94,21 +94,8 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
     /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
     if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || (p->batch > 1 && p->stride_d < 1) || (p->n * ed) % 16)
         return 0;
-    m->elem_bytes = ed;
-    m->swizzle_bytes = box;
-    m->dims[0] = (uint64_t)p->n;
-    m->dims[1] = (uint64_t)p->m;
-    m->dims[2] = (uint64_t)p->batch;
-    m->strides[0] = mul_sat((uint64_t)p->ldd, (uint64_t)ed);
-    m->strides[1] = p->batch > 1 ? mul_sat((uint64_t)p->stride_d, (uint64_t)ed) : mul_sat(m->strides[0], (uint64_t)p->m);
-    m->box[0] = (uint32_t)(box / ed);
-    m->box[1] = KILN_TMA_D_BOX_ROWS;
-    m->box[2] = 1;
-    for (int i = 0; i < 3; i++)
-        if (m->dims[i] > KILN_TMA_MAX_DIM)
-            return 0;
-    for (int i = 0; i < 2; i++)
-        if (m->strides[i] >= KILN_TMA_MAX_STRIDE || m->strides[i] % KILN_TMA_STRIDE_ALIGN)
-            return 0;
-    return (uintptr_t)args->d % KILN_TMA_STRIDE_ALIGN == 0 ? box : 0;
+    /* the layout of A's and B's maps (128-byte boxes, 128-byte swizzle) by 64-row boxes, held to the same limits */
+    kiln_reject r = operand_map('D', KILN_REJECT_PROBLEM, ed, (uint64_t)p->n, (uint64_t)p->m, (uint64_t)p->batch,
+                                p->ldd, p->stride_d, KILN_TMA_D_BOX_ROWS, args->d, m, NULL, 0);
+    return r == KILN_FITS ? box : 0;
 }
