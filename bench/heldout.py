@@ -372,9 +372,14 @@ def main(argv=None) -> int:
         torch.cuda.empty_cache()
     meta["wall_s"] = round(time.monotonic() - t0, 1)
     meta["complete"] = args.part is None and len(rows) == len(all_shapes)
-    name = "heldout_" + re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower() + "_" + commit[:10]
+    name = report_name(device, commit)
     summary = write_outputs(pathlib.Path(args.out) if args.out else HERE / "results" / name, meta, rows)
     return 0 if summary["pass_hit_bar"] and summary["pass_mean_bar"] and not summary["errors"] else 1
+
+
+def report_name(device: str, commit: str) -> str:
+    """heldout_<device>_<commit>: the default report prefix under bench/results."""
+    return "heldout_" + re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower() + "_" + commit[:10]
 
 
 def select_part(shapes: list, part) -> list:
@@ -419,8 +424,7 @@ def merge(files: list, out, shapes: list) -> int:
     commits = {m.get("commit") for m, _rs in runs}
     if len(commits) > 1:
         print(f"warning: the parts come from different commits {sorted(map(str, commits))}", file=sys.stderr)
-    name = "heldout_" + re.sub(r"[^A-Za-z0-9]+", "-", str(meta.get("device"))).strip("-").lower() + "_" + \
-        str(meta.get("commit"))[:10]
+    name = report_name(str(meta.get("device")), str(meta.get("commit")))
     summary = write_outputs(pathlib.Path(out) if out else HERE / "results" / name, meta, rows)
     print(f"merged {len(files)} runs: {len(rows)} of {len(shapes)} shapes" +
           ("" if meta["complete"] else " (incomplete)"))
