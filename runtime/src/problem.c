@@ -91,6 +91,12 @@ static kiln_status init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype 
     p->scale_b = KILN_SCALE_NONE;
     p->bias_type = KILN_DTYPE_F32;
     p->activation = KILN_ACT_NONE;
+    /* Block-scale layouts (kiln.h, "Block scales"): scale_a M-major, scale_b K-major over 128x128 blocks. */
+    p->scale_a_stride_m = 1;
+    p->scale_a_stride_k = m;
+    p->scale_b_stride_n = (k + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP;
+    p->scale_b_stride_k = 1;
+    p->scale_b_block_n = KILN_SCALE_GROUP;
     return KILN_STATUS_SUCCESS;
 }
 
@@ -148,6 +154,33 @@ static kiln_status unsupported(const kiln_problem *p, const char *why)
                      kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type), layout_name(p->layout), why);
 }
 
+/* Block scales (kiln.h): both operands or neither, fp8 x fp8 only, one batch, a block of 128 columns or 1. */
+static kiln_status check_block_scales(const kiln_problem *p)
+{
+    const int a = p->scale_a == KILN_SCALE_BLOCK, b = p->scale_b == KILN_SCALE_BLOCK;
+    if (!a && !b)
+        return KILN_STATUS_SUCCESS;
+    if (a != b)
+        return unsupported(p, a ? "scale_a is KILN_SCALE_BLOCK but scale_b is not: block scales go on both operands"
+                                : "scale_b is KILN_SCALE_BLOCK but scale_a is not: block scales go on both operands");
+    if (kiln_problem_kind(p->a_type, p->b_type) != KILN_KIND_FP8_SCALED)
+        return unsupported(p, "block scales (KILN_SCALE_BLOCK) are for fp8 x fp8 only");
+    if (p->batch != 1)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "batch = %" PRId64 ": block-scaled GEMMs take one batch",
+                         p->batch);
+    if (p->scale_b_block_n != 1 && p->scale_b_block_n != KILN_SCALE_GROUP)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                         "scale_b_block_n = %" PRId64 ": B's block scales cover 128 columns (128x128) or 1 (1x128)",
+                         p->scale_b_block_n);
+    const char *names[4] = {"scale_a_stride_m", "scale_a_stride_k", "scale_b_stride_n", "scale_b_stride_k"};
+    const int64_t strides[4] = {p->scale_a_stride_m, p->scale_a_stride_k, p->scale_b_stride_n, p->scale_b_stride_k};
+    for (int i = 0; i < 4; i++)
+        if (strides[i] < 0 || strides[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " must be in [0, 2^31 - 1]", names[i],
+                             strides[i]);
+    return KILN_STATUS_SUCCESS;
+}
+
 /* Which (a, b, d), layout and epilogue combinations kiln implements (kiln.h, "What is computed"). Anything no
  * problem kind implements is NOT_SUPPORTED here, so that query never answers NO_SOLUTION for it. */
 static kiln_status check_types(const kiln_problem *p)
@@ -192,7 +225,7 @@ static kiln_status check_types(const kiln_problem *p)
     if (p->has_bias && !is_f32_or_half(p->bias_type))
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "bias_type = %s: a bias is f32, f16 or bf16",
                          kiln_dtype_name(p->bias_type));
-    return KILN_STATUS_SUCCESS;
+    return check_block_scales(p);
 }
 
 /* Rows of B as stored and the row length its ld must cover. */

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 1
+#define KILN_API_VERSION 2
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -64,11 +64,15 @@ typedef enum kiln_layout {
     KILN_LAYOUT_COUNT = 2
 } kiln_layout;
 
+/* K elements per block-scale group (KILN_SCALE_BLOCK). */
+#define KILN_SCALE_GROUP 128
+
 typedef enum kiln_scale_mode {
     KILN_SCALE_NONE = 0,
     KILN_SCALE_TENSOR = 1, /* one float32 on the device */
     KILN_SCALE_VECTOR = 2, /* float32 per row of A (scale_a[m]) or per column of B (scale_b[n]) */
-    KILN_SCALE_COUNT = 3
+    KILN_SCALE_BLOCK = 3,  /* float32 per group of 128 along K: "Block scales" at kiln_problem */
+    KILN_SCALE_COUNT = 4
 } kiln_scale_mode;
 
 typedef enum kiln_activation {
@@ -93,6 +97,19 @@ typedef struct kiln_problem {
     int has_c;               /* beta * C is read (C has d_type); only for f16/bf16 GEMMs */
     kiln_activation activation;
     int b_prepacked;         /* B comes from kiln_prepack_b */
+    /* Block scales: scale_a and scale_b both KILN_SCALE_BLOCK (fp8 x fp8, batch 1). K is cut into groups of 128 (the
+     * last one may be shorter); D = sum over groups g of (A_g B_g^T) * scale_a(m, g) * scale_b(n, g), each group's
+     * product summed in f32 before it is scaled.
+     *   scale_a(m, g) = scale_a[m * scale_a_stride_m + g * scale_a_stride_k]: one float per row and group (1x128);
+     *   scale_b(n, g) = scale_b[(n / scale_b_block_n) * scale_b_stride_n + g * scale_b_stride_k]: one float per
+     *                   block of scale_b_block_n columns and group: 128 (128x128 blocks) or 1 (1x128 per column).
+     * kiln_problem_init sets scale_a M-major (stride_m 1, stride_k m: torch's blockwise scale_a [m, groups] with
+     * strides (1, m)), scale_b K-major (stride_n = groups, stride_k 1: [n / 128, groups] row-major) and block 128.
+     * Any strides >= 0 are accepted; the M-major scale_a is the fastest (a warp's rows are adjacent floats). Other
+     * scale modes ignore these fields. */
+    int64_t scale_a_stride_m, scale_a_stride_k;
+    int64_t scale_b_stride_n, scale_b_stride_k;
+    int64_t scale_b_block_n;
 } kiln_problem;
 
 /* Device pointers for one run. alpha/beta are host values. */

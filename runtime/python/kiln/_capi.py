@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 1  # KILN_API_VERSION this binding was written against
+API_VERSION = 2  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -55,6 +55,7 @@ class ScaleMode(enum.IntEnum):
     NONE = 0
     TENSOR = 1
     VECTOR = 2
+    BLOCK = 3  # one float32 per group of 128 along K (kiln.h, "Block scales")
 
 
 class Activation(enum.IntEnum):
@@ -90,6 +91,9 @@ class kiln_problem(CheckedStructure):
         ("has_c", ctypes.c_int),
         ("activation", _enum_t),
         ("b_prepacked", ctypes.c_int),
+        ("scale_a_stride_m", ctypes.c_int64), ("scale_a_stride_k", ctypes.c_int64),
+        ("scale_b_stride_n", ctypes.c_int64), ("scale_b_stride_k", ctypes.c_int64),
+        ("scale_b_block_n", ctypes.c_int64),
     ]
     _enums_ = {"a_type": DType, "b_type": DType, "d_type": DType, "layout": Layout, "scale_a": ScaleMode,
                "scale_b": ScaleMode, "bias_type": DType, "activation": Activation}
