@@ -30,6 +30,7 @@ struct options {
     char **names;
     int nnames;
     int warmup, iters, samples, device, quiet;
+    int block_scales; /* fp8 x fp8 with KILN_SCALE_BLOCK scales (every scale 0.5 for A, 2 for B) */
     const char *csv_path, *json_path;
 };
 

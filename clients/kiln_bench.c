@@ -176,6 +176,7 @@ PRINTF_LIKE(3, 4) static void size_failure(struct bench *bx, struct size4 s, con
 struct size_work {
     uint8_t *host_a, *host_b, *host_packed;
     void *host_d;
+    float *host_sa, *host_sb; /* the scales as uploaded */
     struct samples smp;
     struct buffers buf;
     kiln_algo *algos;
@@ -195,7 +196,15 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     p.batch = s.batch;
     int fp8_kind = is_fp8(o->a) && is_fp8(o->b), mixed = is_half(o->a) && is_fp8(o->b);
     float sa = 0.5f, sb = 2.0f;
-    if (fp8_kind)
+    /* Block scales: every group's scales hold the same values, so the reference is the tensor-scaled one. */
+    size_t sa_count = 1, sb_count = 1;
+    if (fp8_kind && o->block_scales) {
+        p.scale_a = p.scale_b = KILN_SCALE_BLOCK;
+        /* kiln_problem_init's layouts: scale_a [groups][m], scale_b [n / 128][groups] */
+        size_t groups = (size_t)(p.scale_b_stride_n > 0 ? p.scale_b_stride_n : 1);
+        sa_count = (size_t)(p.m > 0 ? p.m : 1) * groups;
+        sb_count = (size_t)((p.n + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP + 1) * groups;
+    } else if (fp8_kind)
         p.scale_a = p.scale_b = KILN_SCALE_TENSOR;
     else if (mixed)
         p.scale_b = KILN_SCALE_TENSOR;
@@ -227,13 +236,19 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     uint8_t *host_a = w->host_a = malloc(a_count * ea), *host_b = w->host_b = malloc(b_count * eb);
     uint8_t *host_packed = w->host_packed = p.b_prepacked ? malloc((size_t)s.batch * packed_bytes) : NULL;
     void *host_d = w->host_d = malloc(d_count * dtype_bytes(o->d));
+    float *host_sa = w->host_sa = malloc(sa_count * sizeof *host_sa), *host_sb = w->host_sb = malloc(sb_count * sizeof *host_sb);
+    for (size_t i = 0; host_sa && i < sa_count; i++)
+        host_sa[i] = sa;
+    for (size_t i = 0; host_sb && i < sb_count; i++)
+        host_sb[i] = sb;
     struct samples *smp = &w->smp;
     int total_ok = s.batch * s.m * s.n <= o->samples; /* fits: bounded above */
     smp->count = total_ok ? (int)(s.batch * s.m * s.n) : o->samples;
     smp->index = malloc((size_t)smp->count * sizeof *smp->index);
     smp->ref = malloc((size_t)smp->count * sizeof *smp->ref);
     struct buffers *buf = &w->buf;
-    if (!host_a || !host_b || !host_d || !smp->index || !smp->ref || (p.b_prepacked && !host_packed)) {
+    if (!host_a || !host_b || !host_d || !host_sa || !host_sb || !smp->index || !smp->ref ||
+        (p.b_prepacked && !host_packed)) {
         size_failure(bx, s, "host allocation failed");
         return;
     }
@@ -273,8 +288,8 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         {&buf->b, p.b_prepacked ? (const void *)host_packed : host_b,
          p.b_prepacked ? (size_t)s.batch * packed_bytes : b_count * eb, "B"},
         {&buf->d, NULL, d_count * dtype_bytes(o->d), "D"},
-        {&buf->sa, &sa, sizeof sa, "scale_a"},
-        {&buf->sb, &sb, sizeof sb, "scale_b"},
+        {&buf->sa, host_sa, sa_count * sizeof sa, "scale_a"},
+        {&buf->sb, host_sb, sb_count * sizeof sb, "scale_b"},
     };
     for (int i = 0; i < 5; i++) {
         *uploads[i].ptr = device_upload(uploads[i].host, uploads[i].bytes, &rc);
@@ -381,7 +396,7 @@ static void bench_size(struct bench *bx, struct size4 s)
     size_body(bx, s, &w);
     free_buffers(&w.buf);
     free(w.algos), free(w.ranks), free((void *)w.names);
-    free(w.host_a), free(w.host_b), free(w.host_packed), free(w.host_d);
+    free(w.host_a), free(w.host_b), free(w.host_packed), free(w.host_d), free(w.host_sa), free(w.host_sb);
     free(w.smp.index), free(w.smp.ref);
 }
 
@@ -432,7 +447,7 @@ int main(int argc, char **argv)
     st = kiln_problem_init(&probe, o.a, o.b, o.d, o.layout, 64, 64, 64);
     if (st == KILN_STATUS_SUCCESS) {
         if (is_fp8(o.a) && is_fp8(o.b))
-            probe.scale_a = probe.scale_b = KILN_SCALE_TENSOR;
+            probe.scale_a = probe.scale_b = o.block_scales ? KILN_SCALE_BLOCK : KILN_SCALE_TENSOR;
         else if (is_fp8(o.b))
             probe.scale_b = KILN_SCALE_TENSOR;
         st = kiln_check_problem(bx.h, &probe);

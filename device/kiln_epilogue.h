@@ -7,7 +7,7 @@
 
 namespace kiln {
 
-enum { SCALE_NONE = 0, SCALE_TENSOR = 1, SCALE_VECTOR = 2 };
+enum { SCALE_NONE = 0, SCALE_TENSOR = 1, SCALE_VECTOR = 2, SCALE_BLOCK = 3 };  // BLOCK: applied in the mainloop
 enum { ACT_NONE = 0, ACT_RELU = 1, ACT_GELU = 2, ACT_SILU = 3 };
 // kiln_dtype values for the bias and C/D element types (kiln.h)
 enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2 };

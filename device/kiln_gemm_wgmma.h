@@ -11,6 +11,9 @@
 //
 // Two operand paths:
 //   SS   (SWAP = false): A and B both from shared memory, K-major, 128-byte swizzle; fp8 m64nNk32 or 16-bit m64nNk16.
+//   SS with BLOCK_SCALES: fp8 with block scales (one per 128 of K: 1x128 for A's rows, 128x128 or 1x128 for B). Each
+//                K-tile (one 128-K group) is summed alone by wgmma in `part`, then promoted: acc += part * scale_a(row)
+//                * scale_b(column), while the other consumer's wgmma keeps the tensor cores busy.
 //   SWAP (SWAP = true):  16-bit activations x prepacked fp8 weights. wgmma takes only its A operand from registers,
 //                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
 //                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
@@ -70,6 +73,8 @@ template <class C> struct WgmmaGemm {
     static_assert(C::MT0 <= 256 && C::MT1 <= 256 && RPC <= 256, "TMA boxes are at most 256 rows");
     static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
     static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
+    static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
+                  "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
     // A tile of the persistent walk: its output tile, batch, split-K slice and K tiles (kiln_schedule.h).
     using Sched = Schedule<C>;
@@ -150,6 +155,69 @@ template <class C> struct WgmmaGemm {
             for (int r = 0; r < REP; ++r)
                 C::Mma::run(acc[r], frag[r][kk], sm90::desc_k128(x), (first && kk == 0) ? 0 : 1);
         }
+    }
+
+    // Block scales of one K-tile (group kt) for this thread: A's for its rows (wgmma rows g and g + 8 of each 64-row
+    // block), B's for the NSB 128-column blocks its consumer's columns span. Rows and columns past the problem read
+    // nothing (their sums are zero: TMA fills A and B with zeros there). Per-column B scales (sb_block_n 1) are read
+    // in promote.
+    static constexpr int NSB = CPC > 128 ? CPC / 128 : 1;
+    struct BlockScales {
+        float a[REP][2];
+        float b[NSB];
+    };
+
+    KILN_DEVICE static void load_block_scales(const kiln_gemm_params &p, int kt, int row0, int col0, int warp,
+                                              int lane, BlockScales &s) {
+        const int g = lane >> 2;
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int row = row0 + r * 64 + warp * 16 + g + 8 * i;
+                s.a[r][i] = row < p.m ? __ldg(p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k) : 0.f;
+            }
+        if (p.sb_block_n == 1) return;
+#pragma unroll
+        for (int j = 0; j < NSB; ++j) {
+            const int col = col0 + j * 128;
+            s.b[j] = col < p.n ? __ldg(p.scale_b + (col / 128) * p.sb_stride_n + kt * p.sb_stride_k) : 0.f;
+        }
+    }
+
+    // acc += part * scale_a(row) * scale_b(column), over the accumulator layout (element e: row 8 * ((e >> 1) & 1),
+    // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block).
+    KILN_DEVICE static void promote(float (&acc)[REP][ACC], const float (&part)[REP][ACC], const BlockScales &s,
+                                    const kiln_gemm_params &p, int kt, int col0, int lane) {
+        const int q = lane & 3;
+        if (p.sb_block_n == 1) {
+#pragma unroll
+            for (int c = 0; c < ACC / 4; ++c)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    const int col = col0 + 8 * c + 2 * q + j;
+                    const float sb = col < p.n ? __ldg(p.scale_b + col * p.sb_stride_n + kt * p.sb_stride_k) : 0.f;
+#pragma unroll
+                    for (int r = 0; r < REP; ++r)
+#pragma unroll
+                        for (int i = 0; i < 2; ++i) {
+                            const int e = 4 * c + 2 * i + j;
+                            acc[r][e] = fmaf(part[r][e], s.a[r][i] * sb, acc[r][e]);
+                        }
+                }
+            return;
+        }
+        float f[REP][2][NSB];
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int j = 0; j < NSB; ++j) f[r][i][j] = s.a[r][i] * s.b[j];
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = fmaf(part[r][e], f[r][(e >> 1) & 1][(8 * (e >> 2)) / 128], acc[r][e]);
     }
 
     // The epilogue, in chunks of 32 columns of the consumer's sub-tile (128 bytes of f32 per row):
@@ -353,6 +421,40 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // The mainloop of a block-scaled tile: per K-tile, wgmma into `part` (started from zero), the next K-tile's
+    // scales loaded while it runs, then the stage given back and `part` promoted into acc.
+    KILN_DEVICE static void mainloop_block(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
+                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
+                                           int cm, int cn, int warp, int lane) {
+        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        BlockScales cur, next;
+        if (T.iters > 0) load_block_scales(p, Sched::k_tile(T, 0), row0, col0, warp, lane, cur);
+        for (int i = 0; i < T.iters; ++i) {
+            const int kt = Sched::k_tile(T, i);
+            float part[REP][ACC];
+            sm90::mbar_wait(&full[stage], phase);
+            const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
+            const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+            sm90::wgmma_fence();
+            mma_ss(part, sa, sb, 1);
+            sm90::wgmma_commit();
+            if (i + 1 < T.iters) load_block_scales(p, Sched::k_tile(T, i + 1), row0, col0, warp, lane, next);
+            sm90::wgmma_wait<0>();
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            promote(acc, part, cur, p, kt, col0, lane);
+            cur = next;
+            advance(stage, phase);
+        }
+    }
+
     KILN_DEVICE static void consume(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty, int cw) {
         const int tid = thread_x() % 128, warp = tid / 32, lane = tid % 32;
         const int cm = PINGPONG ? 0 : cw % C::WG0, cn = PINGPONG ? 0 : cw / C::WG0;
@@ -375,6 +477,9 @@ template <class C> struct WgmmaGemm {
                     for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
             }
             int prev = -1;
+            if constexpr (C::BLOCK_SCALES) {
+                mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+            } else
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
                 const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;

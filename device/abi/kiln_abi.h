@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define KILN_ABI_VERSION 3
+#define KILN_ABI_VERSION 4
 
 typedef struct kiln_gemm_params {
     const void *a;
@@ -30,6 +30,10 @@ typedef struct kiln_gemm_params {
     int32_t activation;     /* kiln_activation */
     int32_t has_c;
     float alpha, beta;
+    /* Block scales (both modes KILN_SCALE_BLOCK): kiln_problem's scale strides and B's block width (kiln.h) */
+    int64_t sa_stride_m, sa_stride_k;
+    int64_t sb_stride_n, sb_stride_k;
+    int32_t sb_block_n;
 } kiln_gemm_params;
 
 /* A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded by the runtime with

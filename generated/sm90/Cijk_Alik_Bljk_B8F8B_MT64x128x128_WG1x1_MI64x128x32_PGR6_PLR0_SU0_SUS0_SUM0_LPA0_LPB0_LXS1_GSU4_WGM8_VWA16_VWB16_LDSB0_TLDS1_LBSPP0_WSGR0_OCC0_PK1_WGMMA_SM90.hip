@@ -10,6 +10,7 @@ struct Config {
     using T16 = kiln_f16;
     static constexpr bool SWAP = false;
     static constexpr bool B_PACKED = false;
+    static constexpr bool BLOCK_SCALES = false;
     static constexpr int MT0 = 64;
     static constexpr int MT1 = 128;
     static constexpr int DU = 128;

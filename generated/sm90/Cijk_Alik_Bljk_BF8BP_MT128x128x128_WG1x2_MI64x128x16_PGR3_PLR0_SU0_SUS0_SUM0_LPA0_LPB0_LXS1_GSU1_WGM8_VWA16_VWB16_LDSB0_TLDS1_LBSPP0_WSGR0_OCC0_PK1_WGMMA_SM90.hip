@@ -10,6 +10,7 @@ struct Config {
     using T16 = kiln_bf16;
     static constexpr bool SWAP = true;
     static constexpr bool B_PACKED = true;
+    static constexpr bool BLOCK_SCALES = false;
     static constexpr int MT0 = 128;
     static constexpr int MT1 = 128;
     static constexpr int DU = 128;

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from . import rules, wgmma
-from .vocab import AMD_INFO, ARCH_INFO, DType, Family, LaunchKind, Layout, Vendor, is_fp8
+from .vocab import AMD_INFO, ARCH_INFO, DType, Family, Kind, LaunchKind, Layout, Vendor, is_fp8
 
 
 def _workgroup_threads(sol) -> int:
@@ -95,6 +95,7 @@ class FamilySpec:
     layout_reason: str = ""         # why it refuses the others ("the <family> family <reason>")
     swap: Callable = _never         # sol -> B is the register operand (D computed transposed)
     asm: Callable = _no_asm         # sol -> an instruction spelled out in the kernel (render's KernelView.wgmma)
+    kinds: tuple = (Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM)  # the problem kinds its kernels implement
 
     def default_mi_for(self, sol) -> tuple:
         """The instruction when the file gives none; sol's mt and wg must have passed rules.shape_problem."""
@@ -127,7 +128,7 @@ FAMILIES = {
         rules=wgmma.RULES, threads=wgmma.threads, consumers=wgmma.consumers, lds_bytes=wgmma.lds_bytes,
         mma_op=lambda sol, ta, tb: "", layouts=(Layout.TN,),
         layout_reason="reads K-major A and B with TMA: TN only (NN problems are the mma family's)", swap=wgmma.swap,
-        asm=wgmma.asm, **_NVIDIA_RING),
+        asm=wgmma.asm, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK), **_NVIDIA_RING),
 }
 assert FAMILIES.keys() == set(Family)
 assert all(spec.family is f for f, spec in FAMILIES.items())

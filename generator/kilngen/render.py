@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Solution, c_enum, fnv1a64
+from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Kind, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
 
@@ -42,6 +42,7 @@ class KernelView:
     reduce_attrs: str   # AMD: the split-K reduce kernel's
     swap: str           # wgmma: weights are the register operand (mixed_w8)
     wgmma: tuple        # wgmma: (N, run() parameters, asm lines, outputs, inputs) of the instruction
+    block_scales: str   # block-scaled fp8 (KILN_SCALE_BLOCK): promote every K-tile
 
 
 def _cbool(v: bool) -> str:
@@ -68,7 +69,7 @@ def kernel_view(sol: Solution) -> KernelView:
         b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
-        swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol))
+        swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.kind is Kind.FP8_BLOCK))
 
 
 def solution_row(sol: Solution) -> dict:

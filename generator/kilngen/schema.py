@@ -114,7 +114,7 @@ def _listed(r: _Reader, items: dict, name: str, cls, what: str) -> list:
     return out
 
 
-def _problems(r: _Reader, node, arch: Arch) -> tuple:
+def _problems(r: _Reader, node, arch: Arch, family: Family) -> tuple:
     items = r.mapping(node, "problem", _PROBLEM_KEYS, prefix="problem")
     r.require(items, node, ("a", "b", "d", "layout"), "problem")
     a, b, d, layouts = (_listed(r, items, name, cls, what) for name, cls, what in (
@@ -130,8 +130,15 @@ def _problems(r: _Reader, node, arch: Arch) -> tuple:
     declared = None
     if "kind" in items:
         declared = r.enum(items["kind"][1], "problem.kind", Kind, "kind")
+        implemented = FAMILIES[family].kinds
+        if declared not in implemented:
+            r.fail(items["kind"][1], "problem.kind", f"the {family.value} family has no {declared.value} kernels "
+                                                     f"(it implements {', '.join(k.value for k in implemented)})")
     for (_an, ta), (bn, tb) in itertools.product(a, b):
-        kind = kind_of(ta, tb)
+        kind = kind_of(ta, tb, declared)
+        if kind is None and declared is not None and KIND_INFO[declared].declared:
+            r.fail(items["kind"][1], "problem.kind",
+                   f"{declared.value} takes {KIND_INFO[declared].operands}, not {ta.value} x {tb.value}")
         if kind is None:
             r.fail(bn, "problem.b", f"{ta.value} x {tb.value} makes no kiln problem kind ({kinds_text()})")
         if declared is not None and declared is not kind:
@@ -146,7 +153,7 @@ def _problems(r: _Reader, node, arch: Arch) -> tuple:
         for ln, layout in layouts:
             if layout not in allowed:
                 r.fail(ln, "problem.layout", f"{layout.value}: {reason}")
-    return tuple(Problem(kind_of(ta, tb), ta, tb, td, lay)
+    return tuple(Problem(kind_of(ta, tb, declared), ta, tb, td, lay)
                  for (_an, ta), (_bn, tb), (_dn, td), (_ln, lay) in itertools.product(a, b, d, layouts))
 
 
@@ -347,7 +354,7 @@ def _parse(r: _Reader, doc) -> SolutionFile:
         runs_on = [a.value for a in Arch if family in ARCH_INFO[a].families]
         r.fail(family_node, "family", f"family {family.value} is for {_or(runs_on)}; arch {arch.value} takes "
                                       f"{_or([f.value for f in ARCH_INFO[arch].families])}")
-    problems = _problems(r, top["problem"][1], arch)
+    problems = _problems(r, top["problem"][1], arch, family)
     refused = next((p.layout for p in problems if p.layout not in spec.layouts), None)
     if refused is not None:
         r.fail(top["problem"][1], "layout", f"the {family.value} family {spec.layout_reason}")

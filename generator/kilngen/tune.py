@@ -37,7 +37,7 @@ import yaml
 
 from . import render, schema
 from .families import FAMILIES, check
-from .model import ARCH_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Layout, Problem, Solution, decode, kind_of
+from .model import ARCH_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, Problem, Solution, decode, kind_of
 from .rules import shape_problem
 
 _PARAM_COUNT = {p.field: p.count for p in PARAMS}
@@ -137,7 +137,7 @@ def load(path: Path, root: Path) -> Tuning:
     first = {k: (v[0] if isinstance(v, list) else v) for k, v in prob.items() if k in ("a", "b", "d", "layout")}
     bench = dict(first, **(doc.get("benchmark") or {}))
     a, b, d = DType(bench["a"]), DType(bench["b"]), DType(bench["d"])
-    kind = kind_of(a, b)
+    kind = kind_of(a, b, Kind(prob["kind"]) if "kind" in prob else None)
     if kind is None:
         raise TuneError(f"{source}: benchmark {a.value} x {b.value} is no kiln problem kind")
     benchmark = Problem(kind, a, b, d, Layout(bench.get("layout", first.get("layout", "TN"))))
@@ -281,7 +281,7 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
         out = work / "last.json"
         cmd = [str(client), "--a", pr.a.value, "--b", pr.b.value, "--d", pr.d.value, "--layout", pr.layout.value,
                "--sizes", f"{m}x{nn}x{k}", "--solutions", "all", "--iters", str(iters), "--warmup", str(warmup),
-               "--json", str(out), "--quiet"]
+               "--json", str(out), "--quiet"] + (["--block-scales"] if pr.kind is Kind.FP8_BLOCK else [])
         rc = subprocess.run(cmd, capture_output=True, text=True)
         if rc.returncode == 2 or not out.is_file():
             raise TuneError(f"kiln_bench failed on {m}x{nn}x{k} (rc {rc.returncode}): {rc.stderr.strip()[-400:]}")

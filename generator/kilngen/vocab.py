@@ -149,6 +149,7 @@ class Kind(enum.Enum):
     FP8_SCALED = "fp8_scaled"  # fp8 x fp8 -> f32/f16/bf16 with scales
     MIXED_W8 = "mixed_w8"      # f16/bf16 x prepacked fp8 weights
     GEMM = "gemm"              # f16 x f16 / bf16 x bf16, alpha/beta
+    FP8_BLOCK = "fp8_block_scaled"  # fp8 x fp8 with block scales, promoted every 128 of K (KILN_SCALE_BLOCK)
 
 
 _16BIT = (DType.F16, DType.BF16)
@@ -167,6 +168,8 @@ class KindSpec:
     b_prepacked: bool                          # B is made by kiln_prepack_b (a P in the name)
     epilogue: tuple                            # epilogue features kernels of the kind implement
     runtime_args: tuple                        # kiln_args fields the runtime passes for it
+    name_suffix: str = ""                      # after the type codes in a kernel name ("P": prepacked B)
+    declared: bool = False                     # the types alone do not make it: the YAML names it (problem.kind)
 
 
 KIND_INFO = {
@@ -178,19 +181,35 @@ KIND_INFO = {
     Kind.MIXED_W8: KindSpec(
         Kind.MIXED_W8, "f16/bf16 x fp8", lambda a, b: a in _16BIT and is_fp8(b),
         lambda a: (DType.F16, DType.BF16), (Layout.TN,), "mixed_w8 takes TN only (B is prepacked K-major)", True,
-        ("scale_b", "bias", "activation"), ("a", "b", "d", "scale_b", "bias")),
+        ("scale_b", "bias", "activation"), ("a", "b", "d", "scale_b", "bias"), name_suffix="P"),
     Kind.GEMM: KindSpec(
         Kind.GEMM, "f16 x f16 or bf16 x bf16", lambda a, b: a == b and a in _16BIT,
         lambda a: (a, DType.F32), (Layout.TN, Layout.NN), "", False,
         ("alpha", "beta_c", "bias", "activation"), ("a", "b", "c", "d", "bias", "alpha", "beta")),
+    Kind.FP8_BLOCK: KindSpec(
+        Kind.FP8_BLOCK, "fp8 x fp8 with block scales", lambda a, b: is_fp8(a) and is_fp8(b),
+        lambda a: (DType.F32, DType.F16, DType.BF16), (Layout.TN,),
+        "fp8 operands must both be K-major (TN)", False,
+        ("block_scales", "bias", "activation"), ("a", "b", "d", "scale_a", "scale_b", "bias"), name_suffix="Q",
+        declared=True),
 }
 assert KIND_INFO.keys() == set(Kind)
 assert all(spec.kind is kind for kind, spec in KIND_INFO.items())
 
 
-def kind_of(a: DType, b: DType) -> Optional[Kind]:
-    """The problem kind a pair of operand types makes, or None when kiln has no such kind."""
+assert all(spec.b_prepacked == (spec.name_suffix == "P") for spec in KIND_INFO.values())
+# Kinds that take the same operand types differ in their names' suffix (model.decode reads the kind from it).
+assert all(len({KIND_INFO[k].name_suffix for k in Kind if KIND_INFO[k].accepts(a, b)})
+           == sum(KIND_INFO[k].accepts(a, b) for k in Kind) for a in DType for b in DType)
+
+
+def kind_of(a: DType, b: DType, declared: Optional[Kind] = None) -> Optional[Kind]:
+    """The problem kind a pair of operand types makes, or None when kiln has no such kind. A kind the types alone
+    do not make (KindSpec.declared) is returned only when it is the declared one and takes the types."""
     kinds = [kind for kind, spec in KIND_INFO.items() if spec.accepts(a, b)]
+    if declared is not None and KIND_INFO[declared].declared:
+        return declared if declared in kinds else None
+    kinds = [kind for kind in kinds if not KIND_INFO[kind].declared]
     assert len(kinds) <= 1, f"{a} x {b} makes several kinds: {kinds}"
     return kinds[0] if kinds else None
 
@@ -224,4 +243,4 @@ class Problem:
     @property
     def code(self) -> str:
         return (LAYOUT_INFO[self.layout].index_code + "_" + DTYPE_INFO[self.a].code + DTYPE_INFO[self.b].code
-                + DTYPE_INFO[self.d].code + ("P" if self.b_prepacked else ""))
+                + DTYPE_INFO[self.d].code + KIND_INFO[self.kind].name_suffix)

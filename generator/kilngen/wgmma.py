@@ -4,7 +4,7 @@ else asks for the family by name."""
 from __future__ import annotations
 
 from .rules import _bytes_of, _fmt, _operands
-from .vocab import DTYPE_INFO, DType
+from .vocab import DTYPE_INFO, DType, Kind
 
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 
@@ -21,6 +21,15 @@ def consumers(sol) -> int:
 
 def threads(sol) -> int:
     return WAVE * (consumers(sol) + 1)  # + one producer warpgroup
+
+
+SCALE_GROUP = 128  # K per block-scale group (kiln.h KILN_SCALE_GROUP)
+
+
+def block_scales(sol) -> bool:
+    """Block-scaled fp8: each K-tile (one 128-K group) is summed alone, then promoted into the accumulators times
+    its scales (kiln_gemm_wgmma.h, BLOCK_SCALES)."""
+    return sol.problem.kind is Kind.FP8_BLOCK
 
 
 def swap(sol) -> bool:
@@ -114,10 +123,11 @@ def _tile(sol):
         return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
     if cols % 32:
         return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
-    acc = (wgmma_m // 64) * wgmma_n // 2
+    acc = (wgmma_m // 64) * wgmma_n // 2 * (2 if block_scales(sol) else 1)  # + the K-tile's own sum
     frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0  # widened weights of a K-tile
     if acc + frags > MAX_ACC:
-        held = f"{acc} f32 accumulators" + (f" + {frags} weight registers" if frags else "")
+        held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if block_scales(sol) else "")
+        held += f" + {frags} weight registers" if frags else ""
         return f"each consumer thread would hold {held}; at most {MAX_ACC} fit its registers"
 
 
@@ -139,4 +149,21 @@ def _ping_pong(sol):
         return f"2 (ping-pong: two consumers take alternate whole tiles) needs wg [1, 1]; got {_fmt(sol.wg)}"
 
 
-RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong))
+def _block(sol):
+    if not block_scales(sol):
+        return None
+    if sol.mt[2] != SCALE_GROUP:
+        return f"DepthU {sol.mt[2]}: a block-scaled kernel promotes once per K-tile, so DepthU is {SCALE_GROUP}"
+    cols = sol.mt[1] // sol.wg[1]
+    if cols % SCALE_GROUP and SCALE_GROUP % cols:
+        return (f"each consumer's {cols} columns must divide {SCALE_GROUP} or be a multiple of it (one scale of B "
+                f"per {SCALE_GROUP} columns)")
+
+
+def _block_pk(sol):
+    if block_scales(sol) and sol.pk == 2:
+        return "2 (ping-pong) waits on every K-tile of a block-scaled mainloop, which serializes the two consumers"
+
+
+RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
+         ("pk", _block_pk))

@@ -7,6 +7,7 @@
 
 #include "dtype.h"
 #include "handle.h"
+#include "select.h"
 
 kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b)
 {
@@ -17,6 +18,12 @@ kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b)
     if (kiln_dtype_is_half(a) && a == b)
         return KILN_KIND_GEMM;
     return KILN_KIND_NONE;
+}
+
+kiln_kind kiln_problem_kind_of(const kiln_problem *p)
+{
+    kiln_kind kind = kiln_problem_kind(p->a_type, p->b_type);
+    return kind == KILN_KIND_FP8_SCALED && p->scale_a == KILN_SCALE_BLOCK ? KILN_KIND_FP8_BLOCK : kind;
 }
 
 kiln_work kiln_problem_work(const kiln_problem *p)

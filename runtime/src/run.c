@@ -189,6 +189,13 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
     prm->has_c = p->has_c;
     prm->alpha = a->alpha;
     prm->beta = a->beta;
+    if (p->scale_a == KILN_SCALE_BLOCK) { /* kiln_check_problem bounds these by INT32_MAX */
+        prm->sa_stride_m = p->scale_a_stride_m;
+        prm->sa_stride_k = p->scale_a_stride_k;
+        prm->sb_stride_n = p->scale_b_stride_n;
+        prm->sb_stride_k = p->scale_b_stride_k;
+        prm->sb_block_n = (int32_t)p->scale_b_block_n;
+    }
 }
 
 /* The tensor maps of a wgmma launch: A and B from kiln_tma_maps (the values the selection checked), and D's where the

@@ -95,7 +95,7 @@ static const char *const FAMILY_NAMES[KILN_FAMILY_COUNT] = {
 static const char *const LAUNCH_NAMES[KILN_LAUNCH_COUNT] = {[KILN_LAUNCH_PLAIN] = "plain", [KILN_LAUNCH_TMA] = "tma"};
 static const char *const KIND_NAMES[KILN_KIND_COUNT] = {
     [KILN_KIND_NONE] = "none", [KILN_KIND_FP8_SCALED] = "fp8_scaled", [KILN_KIND_MIXED_W8] = "mixed_w8",
-    [KILN_KIND_GEMM] = "gemm",
+    [KILN_KIND_GEMM] = "gemm", [KILN_KIND_FP8_BLOCK] = "fp8_block_scaled",
 };
 
 static const char *enum_name(const char *const *names, int count, int v)
@@ -167,9 +167,10 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
         return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
     kiln_arch_id arch = kiln_arch_from_name(in->arch);
     if (s->arch != arch || arch == KILN_ARCH_UNKNOWN || s->a_type != p->a_type || s->b_type != p->b_type ||
-        s->d_type != p->d_type || s->layout != p->layout || s->b_prepacked != p->b_prepacked)
-        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s x %s -> %s %s b_prepacked=%d",
-                      kiln_arch_name(s->arch),
+        s->d_type != p->d_type || s->layout != p->layout || s->b_prepacked != p->b_prepacked ||
+        s->kind != kiln_problem_kind_of(p))
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "built for %s %s %s x %s -> %s %s b_prepacked=%d",
+                      kiln_arch_name(s->arch), kiln_kind_name(s->kind),
                       kiln_dtype_name(s->a_type), kiln_dtype_name(s->b_type), kiln_dtype_name(s->d_type),
                       s->layout == KILN_LAYOUT_TN ? "TN" : "NN", s->b_prepacked);
     if (!(in->skip & ((1u << KILN_REJECT_ALIGN_A) | (1u << KILN_REJECT_ALIGN_B)))) {
@@ -229,7 +230,8 @@ int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem
 {
     kiln_arch_id id = kiln_arch_from_name(arch);
     return id != KILN_ARCH_UNKNOWN && l->arch == id && l->a_type == p->a_type && l->b_type == p->b_type &&
-           l->d_type == p->d_type && l->layout == p->layout && l->b_prepacked == p->b_prepacked;
+           l->d_type == p->d_type && l->layout == p->layout && l->b_prepacked == p->b_prepacked &&
+           l->kind == kiln_problem_kind_of(p);
 }
 
 const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *name)

@@ -21,6 +21,9 @@
 #include "kiln/kiln.h"
 #include "table.h"
 
+/* The kind of a whole problem (in problem.c): its operand types' kind, FP8_BLOCK for fp8 x fp8 with block scales. */
+kiln_kind kiln_problem_kind_of(const kiln_problem *p);
+
 /* printf-style format checking where the compiler offers it. */
 #if defined(__GNUC__) || defined(__clang__)
 #define KILN_FORMAT(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))

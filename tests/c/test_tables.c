@@ -52,8 +52,10 @@ static void check_solution(int i)
           "%s: arch, family or launch out of range", s->name);
     CHECK((s->launch == KILN_LAUNCH_TMA) == (s->family == KILN_FAMILY_WGMMA), "%s: launch kind of its family",
           s->name);
-    CHECK(s->kind != KILN_KIND_NONE && s->kind == kind_of(s->a_type, s->b_type, s->b_prepacked), "%s: kind",
-          s->name);
+    CHECK(s->kind != KILN_KIND_NONE && (s->kind == kind_of(s->a_type, s->b_type, s->b_prepacked) ||
+                                        (s->kind == KILN_KIND_FP8_BLOCK &&
+                                         kind_of(s->a_type, s->b_type, s->b_prepacked) == KILN_KIND_FP8_SCALED)),
+          "%s: kind", s->name);
     CHECK(s->mt0 > 0 && s->mt1 > 0 && s->depth_u > 0 && s->threads > 0 && s->lds_bytes >= 0 && s->gsu > 0 &&
               s->wgm > 0 && s->align_a > 0 && s->align_b > 0 && s->k_multiple > 0,
           "%s: sizes", s->name);

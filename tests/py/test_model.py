@@ -30,6 +30,8 @@ def problems():
         kind = kind_of(a, b)
         if kind is not None:
             yield Problem(kind, a, b, d, layout)
+        if kind_of(a, b, Kind.FP8_BLOCK) is not None:
+            yield Problem(Kind.FP8_BLOCK, a, b, d, layout)
 
 
 def random_params(rng: random.Random) -> dict:
@@ -88,8 +90,9 @@ def test_round_trip_every_problem_arch_and_family():
         sol = Solution(arch=arch, family=family, problem=problem, **random_params(rng))
         assert decode(sol.name) == sol, sol.name
         count += 1
-    # 16 fp8 x fp8, 8 mixed, 2 gemm operand pairs; 7 outputs; 2 layouts; every arch and family.
-    assert count == 26 * len(DType) * len(Layout) * len(Arch) * len(Family)
+    # 16 fp8 x fp8 (twice: tensor/vector and block scales), 8 mixed, 2 gemm operand pairs; 7 outputs; 2 layouts;
+    # every arch and family.
+    assert count == (26 + 16) * len(DType) * len(Layout) * len(Arch) * len(Family)
 
 
 @pytest.mark.parametrize("field", PARAM_FIELDS)
@@ -207,7 +210,10 @@ def test_kind_of_covers_every_pair():
     kinds = {(a, b): kind_of(a, b) for a, b in itertools.product(DType, DType)}
     assert kinds == {(a, b): expected_kind(a, b) for a, b in itertools.product(DType, DType)}
     counts = {kind: sum(1 for k in kinds.values() if k is kind) for kind in list(Kind) + [None]}
-    assert counts == {Kind.FP8_SCALED: 16, Kind.MIXED_W8: 8, Kind.GEMM: 2, None: 49 - 26}
+    assert counts == {Kind.FP8_SCALED: 16, Kind.MIXED_W8: 8, Kind.GEMM: 2, Kind.FP8_BLOCK: 0, None: 49 - 26}
+    # a declared kind: the types alone never make it, declared it takes the same pairs as fp8_scaled
+    declared = {(a, b) for a, b in itertools.product(DType, DType) if kind_of(a, b, Kind.FP8_BLOCK)}
+    assert declared == {pair for pair, kind in kinds.items() if kind is Kind.FP8_SCALED}
 
 
 def test_params_match_solution_fields():
