@@ -13,7 +13,9 @@
 //   SS   (SWAP = false): A and B both from shared memory, K-major, 128-byte swizzle; fp8 m64nNk32 or 16-bit m64nNk16.
 //   SS with BLOCK_SCALES: fp8 with block scales (one per 128 of K: 1x128 for A's rows, 128x128 or 1x128 for B). Each
 //                K-tile (one 128-K group) is summed alone by wgmma in `part`, then promoted: acc += part * scale_a(row)
-//                * scale_b(column), while the other consumer's wgmma keeps the tensor cores busy.
+//                * scale_b(column), while the other consumer's wgmma keeps the tensor cores busy. Warp 1 of the
+//                producer warpgroup stages each K-tile's scales (MT0 of A's, MT1 of B's, per column) into the stage,
+//                so that the consumers read them from shared memory; full[s] then also waits for its 32 arrivals.
 //   SWAP (SWAP = true):  16-bit activations x prepacked fp8 weights. wgmma takes only its A operand from registers,
 //                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
 //                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
@@ -56,12 +58,16 @@ template <class C> struct WgmmaGemm {
     // tile's epilogue rewrites the boxes (a store reads its box long after it is issued). TMA_D where that fits
     // beside the ring within the 227 KB a CTA may have (wgmma.py, lds_bytes, computes the same).
     static constexpr int RING_BYTES = STAGES * (A_STAGE + B_STAGE);
+    static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (C::MT0 + C::MT1) * 4 : 0;  // f32 per row and column
+    static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
     static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && SUBTILE_D >= EPI_SMALL &&
-                                  RING_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <= 227 * 1024;
+                                  RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
+                                      227 * 1024;
     static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
-    static constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES;
+    static constexpr int SCALE_OFFSET = RING_BYTES + EPI_BYTES;
+    static constexpr int BAR_OFFSET = SCALE_OFFSET + SCALE_BYTES;
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -112,6 +118,45 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    KILN_DEVICE static float *stage_scales(uint8_t *smem, int stage) {
+        return reinterpret_cast<float *>(smem + SCALE_OFFSET + stage * SCALE_STAGE);
+    }
+
+    // Block scales (warp 1 of the producer warpgroup): for every stage the TMA thread fills, A's scales of the tile's
+    // MT0 rows and B's of its MT1 columns (one per column, whatever B's block width) for the stage's K group, copied
+    // by cp.async (zeros past M and N); each lane's copies arrive on full[stage] when they land.
+    KILN_DEVICE static void produce_scales(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                           int lane) {
+        const kiln_gemm_params &p = P.p;
+        const int bshift = p.sb_block_n == 1 ? 0 : 7;  // 128 = 2^7 columns per block of B
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
+            const Tile T = tile(P, t);
+            for (int i = 0; i < T.iters; ++i) {
+                const int64_t kt = Sched::k_tile(T, i);
+                float *ss = stage_scales(smem, stage);
+                sm90::mbar_wait(&empty[stage], phase ^ 1);
+#pragma unroll 1
+                for (int j = lane; j < C::MT0; j += 32) {
+                    const int row = T.tm * C::MT0 + j;
+                    const bool in = row < p.m;
+                    cp_async<4>(ss + j, in ? p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a, in ? 4 : 0);
+                }
+#pragma unroll 1
+                for (int j = lane; j < C::MT1; j += 32) {
+                    const int col = T.tn * C::MT1 + j;
+                    const bool in = col < p.n;
+                    cp_async<4>(ss + C::MT0 + j,
+                                in ? p.scale_b + (col >> bshift) * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b,
+                                in ? 4 : 0);
+                }
+                sm90::cp_async_mbar_arrive(&full[stage]);
+                advance(stage, phase);
+            }
+        }
+    }
+
     // SS: one K-tile of wgmma from shared memory.
     KILN_DEVICE static void mma_ss(float (&acc)[REP][ACC], uint32_t a_base, uint32_t b_base, int first) {
 #pragma unroll
@@ -157,46 +202,36 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // Block scales of one K-tile (group kt) for this thread: A's for its rows (wgmma rows g and g + 8 of each 64-row
-    // block), B's for the NSB 128-column blocks its consumer's columns span. Rows and columns past the problem read
-    // nothing (their sums are zero: TMA fills A and B with zeros there). Per-column B scales (sb_block_n 1) are read
-    // in promote.
+    // Block scales of one K-tile for this thread, from its stage: A's for its rows (wgmma rows g and g + 8 of each
+    // 64-row block), B's for the NSB 128-column blocks its consumer's columns span (the first column of each).
     static constexpr int NSB = CPC > 128 ? CPC / 128 : 1;
     struct BlockScales {
         float a[REP][2];
         float b[NSB];
     };
 
-    KILN_DEVICE static void load_block_scales(const kiln_gemm_params &p, int kt, int row0, int col0, int warp,
-                                              int lane, BlockScales &s) {
+    KILN_DEVICE static void read_block_scales(const float *ss, int cm, int cn, int warp, int lane, BlockScales &s) {
         const int g = lane >> 2;
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const int row = row0 + r * 64 + warp * 16 + g + 8 * i;
-                s.a[r][i] = row < p.m ? __ldg(p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k) : 0.f;
-            }
-        if (p.sb_block_n == 1) return;
+            for (int i = 0; i < 2; ++i) s.a[r][i] = ss[cm * RPC + r * 64 + warp * 16 + g + 8 * i];
 #pragma unroll
-        for (int j = 0; j < NSB; ++j) {
-            const int col = col0 + j * 128;
-            s.b[j] = col < p.n ? __ldg(p.scale_b + (col / 128) * p.sb_stride_n + kt * p.sb_stride_k) : 0.f;
-        }
+        for (int j = 0; j < NSB; ++j) s.b[j] = ss[C::MT0 + cn * CPC + j * 128];
     }
 
     // acc += part * scale_a(row) * scale_b(column), over the accumulator layout (element e: row 8 * ((e >> 1) & 1),
-    // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block).
+    // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block). Per-column B scales (sb_block_n 1) are read
+    // from the stage here (the stage is given back after).
     KILN_DEVICE static void promote(float (&acc)[REP][ACC], const float (&part)[REP][ACC], const BlockScales &s,
-                                    const kiln_gemm_params &p, int kt, int col0, int lane) {
+                                    const float *ss, bool per_column, int cn, int lane) {
         const int q = lane & 3;
-        if (p.sb_block_n == 1) {
+        if (per_column) {
 #pragma unroll
             for (int c = 0; c < ACC / 4; ++c)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    const int col = col0 + 8 * c + 2 * q + j;
-                    const float sb = col < p.n ? __ldg(p.scale_b + col * p.sb_stride_n + kt * p.sb_stride_k) : 0.f;
+                    const float sb = ss[C::MT0 + cn * CPC + 8 * c + 2 * q + j];
 #pragma unroll
                     for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -217,7 +252,8 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] = fmaf(part[r][e], f[r][(e >> 1) & 1][(8 * (e >> 2)) / 128], acc[r][e]);
+            for (int e = 0; e < ACC; ++e)
+                acc[r][e] = fmaf(part[r][e], f[r][(e >> 1) & 1][(8 * (e >> 2)) / 128], acc[r][e]);
     }
 
     // The epilogue, in chunks of 32 columns of the consumer's sub-tile (128 bytes of f32 per row):
@@ -421,21 +457,20 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The mainloop of a block-scaled tile: per K-tile, wgmma into `part` (started from zero), the next K-tile's
-    // scales loaded while it runs, then the stage given back and `part` promoted into acc.
+    // The mainloop of a block-scaled tile: per K-tile, wgmma into `part` (started from zero), the stage's scales read
+    // while it runs, the stage given back (after the promotion with per-column B scales, which reads the stage) and
+    // `part` promoted into acc.
     KILN_DEVICE static void mainloop_block(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
                                            int cm, int cn, int warp, int lane) {
-        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
+        const bool per_column = p.sb_block_n == 1;
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
             for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
-        BlockScales cur, next;
-        if (T.iters > 0) load_block_scales(p, Sched::k_tile(T, 0), row0, col0, warp, lane, cur);
         for (int i = 0; i < T.iters; ++i) {
-            const int kt = Sched::k_tile(T, i);
             float part[REP][ACC];
+            BlockScales sc;
             sm90::mbar_wait(&full[stage], phase);
             const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
             const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
@@ -444,13 +479,17 @@ template <class C> struct WgmmaGemm {
             sm90::wgmma_fence();
             mma_ss(part, sa, sb, 1);
             sm90::wgmma_commit();
-            if (i + 1 < T.iters) load_block_scales(p, Sched::k_tile(T, i + 1), row0, col0, warp, lane, next);
+            const float *ss = stage_scales(smem, stage);
+            read_block_scales(ss, cm, cn, warp, lane, sc);
             sm90::wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
-            promote(acc, part, cur, p, kt, col0, lane);
-            cur = next;
+            if (!per_column && lane == 0) sm90::mbar_arrive(&empty[stage]);
+            promote(acc, part, sc, ss, per_column, cn, lane);
+            if (per_column) {
+                __syncwarp();
+                if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            }
             advance(stage, phase);
         }
     }
@@ -539,7 +578,7 @@ template <class C> struct WgmmaGemm {
             sm90::tma_prefetch(&P.a);
             sm90::tma_prefetch(&P.b);
             for (int s = 0; s < STAGES; ++s) {
-                sm90::mbar_init(&full[s], 1);
+                sm90::mbar_init(&full[s], C::BLOCK_SCALES ? 1 + 32 : 1);  // + the scale warp's lanes
                 sm90::mbar_init(&empty[s], 4 * STAGE_READERS);  // lane 0 of every consumer warp reading it
             }
             sm90::mbar_init_fence();
@@ -548,6 +587,8 @@ template <class C> struct WgmmaGemm {
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (thread_x() == 0) produce(P, smem, full, empty);
+            if constexpr (C::BLOCK_SCALES)
+                if (thread_x() / 32 == 1) produce_scales(P, smem, full, empty, thread_x() % 32);
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
             consume(P, smem, full, empty, wg - 1);

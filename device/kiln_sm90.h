@@ -22,6 +22,10 @@ KILN_DEVICE void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
 KILN_DEVICE void mbar_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
+// An arrival on the barrier once this thread's earlier cp.async copies have landed (counted in its init count).
+KILN_DEVICE void cp_async_mbar_arrive(uint64_t *bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
 // Waits until the barrier's phase with the given parity has completed.
 KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
     const uint32_t addr = smem_addr(bar);

@@ -55,19 +55,25 @@ def tma_d(sol) -> bool:
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
-    return sub >= rpc * 128 and _ring(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+    return sub >= rpc * 128 and _ring(sol) + _scales(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
 
 
 def _ring(sol) -> int:
     return sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b"))
 
 
+def _scales(sol) -> int:
+    """Block scales staged per stage: one f32 per tile row (A) and column (B)."""
+    return sol.stages * (sol.mt[0] + sol.mt[1]) * 4 if block_scales(sol) else 0
+
+
 def lds_bytes(sol) -> int:
     """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d) or one 32-column f32 chunk of
-    its rows (the staged epilogue); two mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
+    its rows (the staged epilogue); the block scales of each stage; two mbarriers per stage; 1024 bytes to align the
+    base for the 128-byte swizzle."""
     rpc = sol.mt[0] // sol.wg[0]
     per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if tma_d(sol) else rpc * 128
-    return _ring(sol) + consumers(sol) * per_consumer + 16 * sol.stages + 1024
+    return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + 16 * sol.stages + 1024
 
 
 # --- the instruction, spelled out in the kernel ----------------------------------------------------------------------
