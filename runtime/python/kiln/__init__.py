@@ -5,6 +5,7 @@
     w = kiln.prepack_b(weight_fp8.t())                       # weight [N, K] fp8 -> packed once
     y = kiln.mixed_mm(x_f16, w, scale_b=col_scale, bias=bias)
     y = kiln.gemm(a_bf16, b_bf16, c=c, alpha=2.0, beta=0.5)
+    y = kiln.block_scaled_mm(x_fp8, w_fp8.t(), x_scale, w_scale)  # 1x128 / 128x128 block scales (docs/block-scaled.md)
     [info.name for info in kiln.query(kiln.gemm, a_bf16, b_bf16)], kiln.explain(kiln.gemm, a_bf16, b_bf16)
 
 The library is found through $KILN_LIBRARY, else the path recorded when the package was installed with pip (or a
@@ -41,18 +42,19 @@ from ._handle import (AlgoInfo, algo_by_name, close, device_arch, explain_proble
 from ._ops import (PREPACKED_LAYOUT, PackedB, Plan, TorchRequiredError, algos, explain, gemm, kiln_dtype, mixed_mm,
                    plan, prepack_b, prepack_b_host, query, scaled_mm, torch_dtype)
 from ._prepack import PREPACK_PERM, packed_k, prepack_numpy, prepack_reference
-from ._quant import quantize_fp8
+from ._quant import quantize_fp8, quantize_per_block, quantize_per_token_group
+from ._blockscaled import block_scaled_mm, block_scaled_reference, scale_layout
 from ._types import FP8_NAMES, TORCH_DTYPE_NAME
-from . import _library
+from . import _blockscaled, _library
 
 __all__ = [
     "API_VERSION", "Activation", "AlgoInfo", "DType", "FP8_NAMES", "KilnError", "Layout", "PREPACKED_LAYOUT",
-    "PREPACK_PERM", "PackedB", "Plan", "ScaleMode", "Status", "TORCH_DTYPE_NAME", "TorchRequiredError",
-    "algo_by_name", "algos", "close", "device_arch", "explain", "explain_problem", "gemm", "handle", "kiln_algo",
-    "kiln_args", "kiln_dtype", "kiln_problem", "last_error", "library_available", "library_path", "load_library",
-    "make_problem", "mixed_mm", "packed_k", "plan", "prepack_b", "prepack_b_host", "prepack_numpy",
-    "prepack_reference", "query", "query_problem", "quantize_fp8", "register_torch_ops", "scaled_mm", "set_arch",
-    "torch_dtype",
+    "PREPACK_PERM", "PackedB", "Plan", "ScaleMode", "Status", "TORCH_DTYPE_NAME", "TorchRequiredError", "algo_by_name",
+    "algos", "block_scaled_mm", "block_scaled_reference", "close", "device_arch", "explain", "explain_problem", "gemm",
+    "handle", "kiln_algo", "kiln_args", "kiln_dtype", "kiln_problem", "last_error", "library_available",
+    "library_path", "load_library", "make_problem", "mixed_mm", "packed_k", "plan", "prepack_b", "prepack_b_host",
+    "prepack_numpy", "prepack_reference", "quantize_fp8", "quantize_per_block", "quantize_per_token_group", "query",
+    "query_problem", "register_torch_ops", "scale_layout", "scaled_mm", "set_arch", "torch_dtype",
 ]
 # Not in __all__ (a star import must not need torch): kiln.ops, kiln.Fp8Linear, loaded on first use.
 
@@ -86,4 +88,5 @@ def _register_if_torch_is_loaded() -> None:
         pass
 
 
+_blockscaled._register_with_ops()
 _register_if_torch_is_loaded()

@@ -91,5 +91,72 @@ def quantize_fp8(w, fp8: str = "e4m3", dim: int | None = 0):
     return q, scales
 
 
-__all__ = ["FP8_MANTISSA_BITS", "FP8_UNIT_ROUNDOFF", "GRANULARITY_DIM", "GROUP_MISSING", "fp8_dtype",
-           "granularity_dim", "quantize_fp8"]
+# ---- block scales (kiln.block_scaled_mm): one scale per 1 x group (per token) or block x block (per weight tile) ----
+
+# An all-zero group gets amax BLOCK_AMAX_EPS instead of 0: a tiny positive scale, q = 0, never inf or NaN.
+BLOCK_AMAX_EPS = 1e-12
+
+
+def _block_quant_setup(x, what: str, size: int, size_name: str, dtype):
+    from ._tensors import require_tensor, torch_module
+
+    torch = torch_module(what)
+    require_tensor(x, what, "x" if what == "quantize_per_token_group" else "w")
+    if not x.is_floating_point() or x.element_size() == 1:
+        raise TypeError(f"{what}: want a float32/float16/bfloat16 tensor, got {x.dtype}")
+    if x.dim() != 2:
+        raise ValueError(f"{what}: want a 2-D tensor, got shape {tuple(x.shape)}")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError(f"{what}: {size_name}={size!r} must be a positive int (kiln's GEMM reads groups of 128)")
+    dtype = torch.float8_e4m3fn if dtype is None else dtype
+    if not isinstance(dtype, torch.dtype) or torch.empty((), dtype=dtype).element_size() != 1 \
+            or not dtype.is_floating_point:
+        raise TypeError(f"{what}: dtype must be a torch fp8 dtype (torch.float8_e4m3fn, ...), got {dtype!r}")
+    return torch, dtype, float(torch.finfo(dtype).max)
+
+
+def _scales_of(torch, amax, fmax: float, what: str):
+    if not bool(torch.isfinite(amax).all()):
+        raise ValueError(f"{what}: the input has NaN or Inf values")
+    return amax.clamp(min=BLOCK_AMAX_EPS) / fmax
+
+
+def quantize_per_token_group(x, group: int = 128, dtype=None):
+    """(x_fp8 [M, K], scale [M, ceil(K/group)] float32): each row's groups of `group` along K (the last one shorter)
+    quantized by their absolute maximum, scale = amax / (the format's largest value: 448 for e4m3), x ~= x_fp8 *
+    scale. scale comes M-major (strides (1, M)): kiln's default and torch._scaled_mm's 1x128 layout. dtype: a torch
+    fp8 dtype (default torch.float8_e4m3fn). Also the 1x128 scales of a weight [N, K] (b_block=1)."""
+    torch, dtype, fmax = _block_quant_setup(x, "quantize_per_token_group", group, "group", dtype)
+    m, k = x.shape
+    g = -(-k // group)
+    xf = x.detach().float()
+    if g * group != k:
+        xf = torch.nn.functional.pad(xf, (0, g * group - k))
+    xg = xf.reshape(m, g, group)
+    amax = xg.abs().amax(dim=2) if xg.numel() else xg.new_zeros((m, g))
+    scale = _scales_of(torch, amax, fmax, "quantize_per_token_group")
+    q = (xg / scale.unsqueeze(2)).clamp_(-fmax, fmax).to(dtype).reshape(m, g * group)[:, :k].contiguous()
+    out = torch.empty((g, m), dtype=torch.float32, device=x.device).t()
+    out.copy_(scale)
+    return q, out
+
+
+def quantize_per_block(w, block: int = 128, dtype=None):
+    """(w_fp8 [N, K], scale [ceil(N/block), ceil(K/block)] float32 row-major): each block x block tile of w (edge
+    tiles smaller) quantized by its absolute maximum, as quantize_per_token_group does per group. scale is kiln's
+    default 128x128 layout (and DeepGEMM's); kiln.scale_layout(scale, "torch", operand="b") is torch._scaled_mm's."""
+    torch, dtype, fmax = _block_quant_setup(w, "quantize_per_block", block, "block", dtype)
+    n, k = w.shape
+    nb, g = -(-n // block), -(-k // block)
+    wf = w.detach().float()
+    if nb * block != n or g * block != k:
+        wf = torch.nn.functional.pad(wf, (0, g * block - k, 0, nb * block - n))
+    tiles = wf.reshape(nb, block, g, block)
+    amax = tiles.abs().amax(dim=(1, 3)) if tiles.numel() else tiles.new_zeros((nb, g))
+    scale = _scales_of(torch, amax, fmax, "quantize_per_block")
+    q = (tiles / scale[:, None, :, None]).clamp_(-fmax, fmax).to(dtype).reshape(nb * block, g * block)
+    return q[:n, :k].contiguous(), scale.contiguous()
+
+
+__all__ = ["BLOCK_AMAX_EPS", "FP8_MANTISSA_BITS", "FP8_UNIT_ROUNDOFF", "GRANULARITY_DIM", "GROUP_MISSING",
+           "fp8_dtype", "granularity_dim", "quantize_fp8", "quantize_per_block", "quantize_per_token_group"]
