@@ -124,41 +124,55 @@ template <class C> struct WgmmaGemm {
     }
 
     // Block scales (warp 1 of the producer warpgroup): for every stage the TMA thread fills, A's scales of the tile's
-    // MT0 rows and B's of its MT1 columns (one per column, whatever B's block width) for the stage's K group, copied
-    // by cp.async (zeros past M and N), one commit group per stage. A stage is announced (each lane arrives on its
-    // full barrier) once SCALE_LAG younger stages have been issued and its group has landed: the copies of several
-    // stages stay in flight. (An arrival tied to the copies, cp.async.mbarrier.arrive, left the consumers starved:
-    // 0.4x the tensor-scaled kernel's rate.) The loops stay rolled: the producer runs in 40 registers.
+    // MT0 rows and B's of its column blocks (slot j: block (tile's first column >> 7) + j; per-column scales: slot c
+    // for column c) for the stage's K group, copied by cp.async (zeros past M and N), one commit group per stage.
+    // A's go 4 rows per copy where they are M-major in 16-byte aligned groups (sa_vec), else one by one. A stage is
+    // announced (each lane arrives on its full barrier) once SCALE_LAG younger stages have been issued and its group
+    // has landed, so that the copies of several stages are in flight. The loops stay rolled: the producer warpgroup
+    // runs in 40 registers.
     static constexpr int SCALE_LAG = 2;
     static_assert(!C::BLOCK_SCALES || STAGES > SCALE_LAG, "the scale copies run SCALE_LAG stages behind");
+    static constexpr int TILE_BLOCKS = (C::MT1 + 127) / 128;  // B blocks of 128 columns a tile can touch
+
+    KILN_DEVICE static void copy_scales(const kiln_gemm_params &p, const Tile &T, int64_t kt, float *ss, int lane) {
+        if (p.sa_vec) {
+#pragma unroll 1
+            for (int r = lane * 4; r < C::MT0; r += 128) {
+                const int row = T.tm * C::MT0 + r, valid = min(max(p.m - row, 0), 4) * 4;
+                cp_async<16>(ss + r, valid ? p.scale_a + row + kt * p.sa_stride_k : p.scale_a, valid);
+            }
+        } else {
+#pragma unroll 1
+            for (int r = lane; r < C::MT0; r += 32) {
+                const int row = T.tm * C::MT0 + r;
+                const bool in = row < p.m;
+                cp_async<4>(ss + r, in ? p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a, in ? 4 : 0);
+            }
+        }
+        float *sb = ss + C::MT0;
+        if (p.sb_block_n == 1) {
+#pragma unroll 1
+            for (int c = lane; c < C::MT1; c += 32) {
+                const int col = T.tn * C::MT1 + c;
+                const bool in = col < p.n;
+                cp_async<4>(sb + c, in ? p.scale_b + col * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
+            }
+        } else if (lane < TILE_BLOCKS) {
+            const int blk = ((T.tn * C::MT1) >> 7) + lane;
+            const bool in = blk * 128 < p.n;
+            cp_async<4>(sb + lane, in ? p.scale_b + blk * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
+        }
+    }
 
     KILN_DEVICE static void produce_scales(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            int lane) {
-        const kiln_gemm_params &p = P.p;
-        const int bshift = p.sb_block_n == 1 ? 0 : 7;  // 128 = 2^7 columns per block of B
         int stage = 0, pending = 0;
         uint32_t phase = 0;
         for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
             const Tile T = tile(P, t);
             for (int i = 0; i < T.iters; ++i) {
-                const int64_t kt = Sched::k_tile(T, i);
-                float *ss = stage_scales(smem, stage);
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
-#pragma unroll 1
-                for (int j = lane; j < C::MT0; j += 32) {
-                    const int row = T.tm * C::MT0 + j;
-                    const bool in = row < p.m;
-                    cp_async<4>(ss + j, in ? p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a,
-                                in ? 4 : 0);
-                }
-#pragma unroll 1
-                for (int j = lane; j < C::MT1; j += 32) {
-                    const int col = T.tn * C::MT1 + j;
-                    const bool in = col < p.n;
-                    cp_async<4>(ss + C::MT0 + j,
-                                in ? p.scale_b + (col >> bshift) * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b,
-                                in ? 4 : 0);
-                }
+                copy_scales(P.p, T, Sched::k_tile(T, i), stage_scales(smem, stage), lane);
                 cp_async_commit();
                 if (pending == SCALE_LAG) {
                     cp_async_wait<SCALE_LAG>();
@@ -226,14 +240,14 @@ template <class C> struct WgmmaGemm {
         float b[NSB];
     };
 
-    KILN_DEVICE static void read_block_scales(const float *ss, int cm, int cn, int warp, int lane, BlockScales &s) {
+    KILN_DEVICE static void read_block_scales(const float *ss, int cm, int slot, int warp, int lane, BlockScales &s) {
         const int g = lane >> 2;
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
             for (int i = 0; i < 2; ++i) s.a[r][i] = ss[cm * RPC + r * 64 + warp * 16 + g + 8 * i];
 #pragma unroll
-        for (int j = 0; j < NSB; ++j) s.b[j] = ss[C::MT0 + cn * CPC + j * 128];
+        for (int j = 0; j < NSB; ++j) s.b[j] = ss[C::MT0 + slot + j];
     }
 
     // acc += part * scale_a(row) * scale_b(column), over the accumulator layout (element e: row 8 * ((e >> 1) & 1),
@@ -480,6 +494,7 @@ template <class C> struct WgmmaGemm {
                                            uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
                                            int cm, int cn, int warp, int lane) {
         const bool per_column = p.sb_block_n == 1;
+        const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -496,7 +511,7 @@ template <class C> struct WgmmaGemm {
             mma_ss(part, sa, sb, 1);
             sm90::wgmma_commit();
             const float *ss = stage_scales(smem, stage);
-            read_block_scales(ss, cm, cn, warp, lane, sc);
+            read_block_scales(ss, cm, slot, warp, lane, sc);
             sm90::wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);

@@ -34,6 +34,7 @@ typedef struct kiln_gemm_params {
     int64_t sa_stride_m, sa_stride_k;
     int64_t sb_stride_n, sb_stride_k;
     int32_t sb_block_n;
+    int32_t sa_vec; /* 1: scale_a is M-major with 16-byte aligned groups (copied 4 rows at a time) */
 } kiln_gemm_params;
 
 /* A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded by the runtime with

@@ -195,6 +195,7 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
         prm->sb_stride_n = p->scale_b_stride_n;
         prm->sb_stride_k = p->scale_b_stride_k;
         prm->sb_block_n = (int32_t)p->scale_b_block_n;
+        prm->sa_vec = p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 && (uintptr_t)a->scale_a % 16 == 0;
     }
 }
 
