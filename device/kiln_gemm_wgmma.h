@@ -507,7 +507,10 @@ template <class C> struct WgmmaGemm {
             sm90::wgmma_wait<0>();
 #pragma unroll
             for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-            if (!per_column && lane == 0) sm90::mbar_arrive(&empty[stage]);
+            if (!per_column) {  // every lane's scale reads are done: the stage goes back
+                __syncwarp();
+                if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            }
             promote(acc, part, sc, ss, per_column, cn, lane);
             if (per_column) {
                 __syncwarp();

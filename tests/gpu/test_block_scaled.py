@@ -200,12 +200,13 @@ def test_block_outputs_and_bias(d_type, bias_type):
         run_block(*shape, d_type=d_type, bias_type=bias_type, spread=d_type != DType.F16)
 
 
-def test_block_every_kernel():
+@pytest.mark.parametrize("d_type", [DType.BF16, DType.F32], ids=kt.name_of)
+def test_block_every_kernel(d_type):
     """Every kernel kiln_query offers and every block-scaled kernel generated/ lists, forced, on shapes with partial
-    tiles and a partial last group (split-K variants included)."""
-    require_block()
+    tiles and a partial last group (split-K variants included), for each output type the table has."""
+    require_block(d_type)
     for shape in ((64, 2112, 7168), (300, 129, 300), (128, 4096, 2048), (1, 100, 1024)):
-        run_block(*shape, algo="each")
+        run_block(*shape, d_type=d_type, algo="each")
 
 
 def test_block_outliers_need_per_group_scales():
