@@ -80,6 +80,8 @@ kiln_status kiln_handle_select(kiln_handle h, const kiln_problem *p, const kiln_
     int any, found;
     kiln_handle_select_input(h, p, args, &in);
     kiln_status st = kiln_select(&h->tables, &in, out, max_out, count, &rejects, explain, len);
+    if (st == KILN_STATUS_NOT_SUPPORTED)
+        return kiln_fail(st, "%s has no %s kernels in this library", in.arch, kiln_kind_name(kiln_problem_kind_of(p)));
     if (st != KILN_STATUS_NO_SOLUTION)
         return st == KILN_STATUS_SUCCESS ? st : kiln_fail(st, "selection ran out of memory");
     static const struct {

@@ -530,9 +530,18 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
               l->num_solutions, l->num_exact, l->distance == KILN_DISTANCE_LINEAR_MNK ? "linear_mnk" : "log_mnk",
               l->fallback);
     }
-    int n = 0;
+    /* An arch with tables but no logic of the problem's kind has no kernel for it at any size: NOT_SUPPORTED. */
+    int n = 0, kind_here = 0, arch_here = 0;
+    kiln_kind kind = kiln_problem_kind_of(p);
+    for (int i = 0; i < t->num_logics; i++) {
+        int same_arch = t->logics[i].arch == kiln_arch_from_name(in->arch);
+        arch_here |= same_arch;
+        kind_here |= same_arch && t->logics[i].kind == kind;
+    }
+    kind_here |= !arch_here;
     if (st == KILN_STATUS_SUCCESS && ls.n == 0)
-        textf(&tx, "no selection logic for this arch and problem type\n");
+        textf(&tx, kind_here ? "no selection logic for this arch and problem type\n"
+                             : "%s has no %s kernels\n", in->arch, kiln_kind_name(kind));
     else if (st == KILN_STATUS_SUCCESS)
         st = rank(&ls, ranked, &n, rejects, &tx);
     for (int i = 0; i < n && i < max_out; i++)
@@ -541,5 +550,7 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
     free(ranked);
     if (st != KILN_STATUS_SUCCESS)
         return st;
+    if (ls.n == 0 && !kind_here) /* the arch has no kernel of this kind at all, whatever the sizes */
+        return KILN_STATUS_NOT_SUPPORTED;
     return n ? KILN_STATUS_SUCCESS : KILN_STATUS_NO_SOLUTION;
 }

@@ -239,6 +239,25 @@ def test_block_scales_are_for_fp8_only(sm90):
     assert got == Status.NOT_SUPPORTED, text
 
 
+@pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx1201", "gfx1151", "gfx90a"])
+def test_archs_without_block_kernels_say_not_supported(lib, arch):
+    """An arch whose library has no block-scaled kernel answers NOT_SUPPORTED (not NO_SOLUTION) for any size, and
+    says so; its other kinds still select."""
+    kiln.close()
+    kiln.set_arch(arch, device_index=NO_DEVICE)
+    try:
+        for m, n, k in ((256, 2112, 7168), (1, 1, 128)):
+            got, text = _status_of(_block_problem(m, n, k))
+            assert got == Status.NOT_SUPPORTED, (arch, got, text)
+            assert f"{arch} has no fp8_block_scaled kernels" in text, text
+        fp8 = DType.E4M3FNUZ if arch.startswith("gfx9") else DType.E4M3
+        plain = kiln.make_problem(fp8, fp8, DType.BF16, Layout.TN, 256, 256, 256, scale_a=ScaleMode.TENSOR,
+                                  scale_b=ScaleMode.TENSOR)
+        assert kiln.query_problem(plain, 1, device_index=NO_DEVICE)
+    finally:
+        kiln.close()
+
+
 def test_any_nonnegative_scale_strides_are_valid(sm90):
     """DeepGEMM's padded M-major scale_a, a K-major scale_a, torch's transposed scale_b, a 1x128 B and zero strides
     (one float for all) are all valid problems."""
