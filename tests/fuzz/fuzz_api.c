@@ -103,7 +103,7 @@ static const void *pointer(reader *r, uintptr_t base)
 
 static void overwrite(kiln_problem *p, uint8_t field, int64_t v)
 {
-    switch (field % 22) {
+    switch (field % 28) {
     case 0: p->lda = v; break;
     case 1: p->ldb = v; break;
     case 2: p->ldc = v; break;
@@ -125,6 +125,12 @@ static void overwrite(kiln_problem *p, uint8_t field, int64_t v)
     case 18: p->b_prepacked = (int)(v % 3); break;
     case 19: p->batch = v % 8; break;
     case 20: p->stride_a = p->stride_b = 0; break;
+    case 22: p->scale_a = p->scale_b = KILN_SCALE_BLOCK; break; /* block scales on both: the only valid pairing */
+    case 23: p->scale_a_stride_m = v; break;
+    case 24: p->scale_a_stride_k = v; break;
+    case 25: p->scale_b_stride_n = v; break;
+    case 26: p->scale_b_stride_k = v; break;
+    case 27: p->scale_b_block_n = v % 3 == 0 ? 1 : v % 3 == 1 ? 128 : v; break;
     default: p->ldd = p->n < INT64_MAX - 63 ? p->n + (v & 63) : p->n; break; /* a padded D */
     }
 }
@@ -197,6 +203,15 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
                 g->c == (p->has_c ? a->c : NULL) && g->bias == (p->has_bias ? a->bias : NULL) &&
                 g->workspace == (s->gsu > 1 ? ws : NULL),
             "pointers and leading dimensions");
+    if (p->scale_a == KILN_SCALE_BLOCK)
+        REQUIRE(s->kind == KILN_KIND_FP8_BLOCK && g->sa_stride_m == p->scale_a_stride_m &&
+                    g->sa_stride_k == p->scale_a_stride_k && g->sb_stride_n == p->scale_b_stride_n &&
+                    g->sb_stride_k == p->scale_b_stride_k && g->sb_block_n == p->scale_b_block_n &&
+                    g->sa_vec == (p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 &&
+                                  (uintptr_t)a->scale_a % 16 == 0),
+                "block scales: a block-scaled kernel and the problem's scale layout");
+    else
+        REQUIRE(s->kind != KILN_KIND_FP8_BLOCK, "a block-scaled kernel for a problem without block scales");
     REQUIRE(l->grid[1] == 1 && l->grid[0] >= 1 && l->grid[0] <= INT32_MAX && l->grid[2] >= 1 && l->grid[2] <= 65535,
             "grid within the device limits");
     __int128 tiles = (__int128)tm * tn;
