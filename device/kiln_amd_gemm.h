@@ -8,6 +8,10 @@
 // The op trait (see kiln_gemm_mfma.h) says which row a lane supplies (lane_row), where its K run starts (lane_k), how
 // many K values it holds per instruction (KPL), which element of D each accumulator register is (acc_row, acc_col), and
 // runs the instruction on 32-bit operand words. The generated kernel's Config gives types and parameters.
+//
+// Block-scaled fp8 (Config::BLOCK_SCALES, DepthU = 128 = the scale group): a K tile's scales travel with it (one
+// float per thread read with the tile, written after it to LDS: MT0 row scales of A, MT1 column scales of B), and
+// each K tile is summed alone into zeroed registers, then added to the accumulators times its row and column scales.
 #ifndef KILN_AMD_GEMM_H
 #define KILN_AMD_GEMM_H
 
@@ -16,6 +20,12 @@
 #include "kiln_schedule.h"
 
 namespace kiln {
+
+// Config::BLOCK_SCALES (block-scaled fp8, KILN_SCALE_BLOCK): absent in the other kernels' Configs, false there.
+template <class C, class = void> struct BlockScaled { static constexpr bool value = false; };
+template <class C> struct BlockScaled<C, decltype((void)C::BLOCK_SCALES)> {
+    static constexpr bool value = C::BLOCK_SCALES;
+};
 
 template <class C, class Op> struct AmdGemm {
     using TA = typename C::TA;
@@ -42,7 +52,13 @@ template <class C, class Op> struct AmdGemm {
     static constexpr int PGR = C::PGR;
     static constexpr int NBUF = (PGR == 0 || C::LDSB) ? 1 : 2;
     static constexpr int UNROLL = (PGR == 2 || NBUF == 2) ? 2 : 1;  // loop steps whose buffer indices are constants
-    static constexpr int BUF_BYTES = TileA::BYTES + TileB::BYTES;
+    // Block-scaled fp8: each K tile's scales (MT0 of A's rows, then MT1 of B's columns) ride with the tile, a strip of
+    // floats after B's tile in the same LDS buffer (Solution.lds_bytes counts it).
+    static constexpr bool BLOCK = BlockScaled<C>::value;
+    static_assert(!BLOCK || C::DU == 128, "a block-scaled K-tile is one 128-K scale group");
+    static constexpr int SCALES = BLOCK ? C::MT0 + C::MT1 : 0;  // floats of one K tile's strip
+    static constexpr int SCALE_N = BLOCK ? ceil_div(SCALES, THREADS) : 1;  // per thread (unused without BLOCK)
+    static constexpr int BUF_BYTES = TileA::BYTES + TileB::BYTES + SCALES * 4;
     static_assert(NBUF * BUF_BYTES == C::LDS_BYTES, "device LDS layout and Solution.lds_bytes agree");
     static_assert(FM * Op::M == WTM && FN * Op::N == WTN && KSTEPS * Op::K == C::DU, "the wave tile is whole blocks");
     static_assert(!C::B_PACKED || (B_UM && EB == 1 && C::VWB == 16), "prepacked B: fp8 bytes, K-major, 16-byte reads");
@@ -51,6 +67,7 @@ template <class C, class Op> struct AmdGemm {
     struct Regs {  // one tile of global reads in flight
         typename PlanA::V a[PlanA::N];
         typename PlanB::V b[PlanB::N];
+        float s[SCALE_N];  // BLOCK: its scales, entries tid, tid + THREADS, ... of the strip
     };
     struct Frags {
         uint32_t a[FM][WORDS];
@@ -95,6 +112,27 @@ template <class C, class Op> struct AmdGemm {
             window_reads<PlanB, C::VWB, C::B_PACKED>(r.b, gb, p.ldb * EB, n0, p.n, k0 * EB, (int64_t)kb * EB, tid);
         else
             window_reads<PlanB, C::VWB, false>(r.b, gb, p.ldb * EB, k0, p.k, (int64_t)n0 * EB, (int64_t)p.n * EB, tid);
+        if constexpr (BLOCK) scale_reads(r.s, p, m0, n0, kt, tid);
+    }
+
+    // The scales of K tile (group) kt: strip entry j < MT0 is scale_a(m0 + j, kt), entry MT0 + j is B's scale of
+    // column n0 + j (its 128-column block's, or its own with sb_block_n = 1). Rows >= M and columns >= N read none
+    // (0: their D is never stored).
+    KILN_DEVICE static void scale_reads(float (&v)[SCALE_N], const kiln_gemm_params &p, int m0, int n0, int kt,
+                                        int tid) {
+#pragma unroll
+        for (int it = 0; it < SCALE_N; ++it) {
+            const int j = tid + it * THREADS;
+            const float *at = nullptr;
+            if (j < C::MT0) {
+                if (m0 + j < p.m) at = p.scale_a + (int64_t)(m0 + j) * p.sa_stride_m + (int64_t)kt * p.sa_stride_k;
+            } else if (j < SCALES) {
+                const int col = n0 + j - C::MT0;
+                const int64_t blk = p.sb_block_n == 1 ? col : col >> 7;
+                if (col < p.n) at = p.scale_b + blk * p.sb_stride_n + (int64_t)kt * p.sb_stride_k;
+            }
+            v[it] = at ? *at : 0.0f;
+        }
     }
 
     // Local write of a tile of reads into LDS buffer `buf`.
@@ -111,6 +149,12 @@ template <class C, class Op> struct AmdGemm {
             const int i = PlanB::index(it, tid);
             local_write<TileB, C::VWB, EB, B_UM == C::B_KMAJOR>(buf + TileA::BYTES, r.b[it], i / PlanB::PER_ROW,
                                                                 (i % PlanB::PER_ROW) * C::VWB);
+        }
+        if constexpr (BLOCK) {
+            float *strip = (float *)(buf + TileA::BYTES + TileB::BYTES);
+#pragma unroll
+            for (int it = 0; it < SCALE_N; ++it)
+                if (tid + it * THREADS < SCALES) strip[tid + it * THREADS] = r.s[it];
         }
     }
 
@@ -161,6 +205,25 @@ template <class C, class Op> struct AmdGemm {
         }
     }
 
+    // Block-scaled fp8: DepthU is the 128-K scale group, so the K tile in `buf` is one group. Its sum `part` (from
+    // zero) goes into acc times scale_a(row) * scale_b(col) from the tile's strip, for the rows and columns this lane's
+    // registers hold. Split-K slices promote their own tiles; the reduce kernel only adds them (epilogue_scales
+    // applies nothing for SCALE_BLOCK).
+    KILN_DEVICE static void promote(Acc (&acc)[FM][FN], const Acc (&part)[FM][FN], const uint8_t *buf, int wm, int wn,
+                                    int lane) {
+        const float *strip = (const float *)(buf + TileA::BYTES + TileB::BYTES);
+        const float *sa = strip + wm * WTM + Op::acc_row(lane, 0);
+        const float *sb = strip + C::MT0 + wn * WTN + Op::acc_col(lane, 0);
+#pragma unroll
+        for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+            for (int e = 0; e < Op::ACC; ++e) {
+                const float a = sa[fm * Op::M + Op::acc_row(0, e)];  // acc_row(l, e) = acc_row(l, 0) + acc_row(0, e)
+#pragma unroll
+                for (int fn = 0; fn < FN; ++fn) acc[fm][fn][e] += part[fm][fn][e] * (a * sb[fn * Op::N]);
+            }
+    }
+
     // Where a workgroup's K loop reads: its work (tile, K range, stagger: kiln_schedule.h) and operands. Step i of
     // the loop reads K tile Sched::k_tile(w, i).
     using Sched = Schedule<C>;
@@ -169,6 +232,21 @@ template <class C, class Op> struct AmdGemm {
         const uint8_t *ga, *gb;
         int kb;
     };
+
+    // The compute of loop step i (LDS buffer buf): straight into acc, or (block-scaled) summed alone and promoted.
+    KILN_DEVICE static void tile(Acc (&acc)[FM][FN], const uint8_t *buf, int wm, int wn, int lane) {
+        if constexpr (BLOCK) {
+            Acc part[FM][FN];
+#pragma unroll
+            for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+                for (int fn = 0; fn < FN; ++fn) part[fm][fn] = Acc{};
+            compute(part, buf, wm, wn, lane);
+            promote(acc, part, buf, wm, wn, lane);
+        } else {
+            compute(acc, buf, wm, wn, lane);
+        }
+    }
 
     KILN_DEVICE static void read_tile(Regs &r, const kiln_gemm_params &p, const Span &s, int i, int tid) {
         global_reads(r, p, s.ga, s.gb, s.w.m0, s.w.n0, s.kb, Sched::k_tile(s.w, i), tid);
@@ -183,7 +261,7 @@ template <class C, class Op> struct AmdGemm {
     KILN_DEVICE static void step(Acc (&acc)[FM][FN], Regs (&r)[PGR], uint8_t *lds, const kiln_gemm_params &p,
                                  const Span &s, int i, int tid, int wm, int wn, int lane) {
         read_tile(r[Q % PGR], p, s, i + PGR < s.w.iters ? i + PGR : s.w.iters - 1, tid);  // in flight during compute
-        compute(acc, lds + (Q % NBUF) * BUF_BYTES, wm, wn, lane);
+        tile(acc, lds + (Q % NBUF) * BUF_BYTES, wm, wn, lane);
         if constexpr (NBUF == 1) lds_barrier();  // 1LDSBuffer: the next tile overwrites this one
         local_writes(lds + ((Q + 1) % NBUF) * BUF_BYTES, r[(Q + 1) % PGR], tid);
         lds_barrier();
@@ -213,7 +291,7 @@ template <class C, class Op> struct AmdGemm {
                 if (i > 0) lds_barrier();  // every wave has left the previous compute
                 local_writes(lds, r, tid);
                 lds_barrier();
-                compute(acc, lds, wm, wn, lane);
+                tile(acc, lds, wm, wn, lane);
             }
         } else {
             Regs r[PGR];

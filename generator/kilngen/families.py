@@ -29,6 +29,13 @@ def _ring_lds(sol) -> int:
     return sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b"))
 
 
+def _amd_lds(sol) -> int:
+    """Per LDS buffer: A's and B's tiles and, for block-scaled fp8, the K tile's scales (MT0 + MT1 floats: see
+    kiln_amd_gemm.h)."""
+    scales = 4 * (sol.mt[0] + sol.mt[1]) if sol.problem.kind is Kind.FP8_BLOCK else 0
+    return sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b") + scales)
+
+
 def _native_k32(sol) -> bool:
     return sol.mi[2] == 32
 
@@ -107,7 +114,7 @@ class FamilySpec:
 
 _NVIDIA_RING = dict(vendor=Vendor.NVIDIA, stages=_ring_stages, kmajor_unroll_major=True, native_fp8=_native_k32)
 _AMD = dict(vendor=Vendor.AMD, launch=LaunchKind.PLAIN, mi_from_tile=None, threads=_workgroup_threads,
-            consumers=_consumers_none, stages=_amd_stages, lds_bytes=_ring_lds, kmajor_unroll_major=False)
+            consumers=_consumers_none, stages=_amd_stages, lds_bytes=_amd_lds, kmajor_unroll_major=False)
 
 FAMILIES = {
     Family.MMA: FamilySpec(
@@ -117,7 +124,7 @@ FAMILIES = {
     Family.MFMA: FamilySpec(
         Family.MFMA, wave=64, template="kernel_mfma.hip.j2", device_header="kiln_gemm_mfma.h",
         default_mi=((32, 32, 16), (32, 32, 8)), rules=rules.MFMA_RULES, native_fp8=_native_mfma, mma_op=_mfma_op,
-        **_AMD),
+        kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK), **_AMD),
     Family.WMMA: FamilySpec(
         Family.WMMA, wave=32, template="kernel_wmma.hip.j2", device_header="kiln_gemm_wmma.h",
         default_mi=((16, 16, 16), (16, 16, 16)), rules=rules.WMMA_RULES, native_fp8=_native_arch,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .params import PARAM, PARAMS
-from .vocab import AMD_INFO, ARCH_INFO, DTYPE_INFO, DType
+from .vocab import AMD_INFO, ARCH_INFO, DTYPE_INFO, DType, Kind
 
 
 def _fmt(value) -> str:
@@ -238,8 +238,29 @@ def _occ(sol):
         return f"{sol.occ} waves per SIMD is over {sol.arch.value}'s {limit}"
 
 
+def _mfma_block_arch(sol):
+    """Block-scaled fp8 (kiln_amd_gemm.h, BLOCK_SCALES) sums each 128-K group with the fp8 MFMA: an arch without one
+    (gfx90a) has no such kernels."""
+    if sol.problem.kind is Kind.FP8_BLOCK and not ARCH_INFO[sol.arch].fp8_mma:
+        return (f"{sol.arch.value} has no fp8 MFMA, so no {Kind.FP8_BLOCK.value} kernels (each 128-K group is "
+                f"summed by the fp8 MFMA)")
+
+
+def _mfma_block_mi(sol):
+    if sol.problem.kind is Kind.FP8_BLOCK and sol.mi not in MFMA_FP8:
+        return (f"{_fmt(sol.mi)}: a block-scaled kernel sums each K-tile with the fp8 MFMA ([32, 32, 16] or "
+                f"[16, 16, 32])")
+
+
+def _mfma_block_depth(sol):
+    """Each K-tile is one 128-K scale group, summed alone and promoted into the f32 accumulators times its scales."""
+    if sol.problem.kind is Kind.FP8_BLOCK and sol.mt[2] != 128:
+        return f"DepthU {sol.mt[2]}: a block-scaled kernel promotes once per K-tile, so DepthU is 128"
+
+
 _AMD_RULES = (("wg", _workgroup_size("waves")), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")),
               ("mt", _mma_depth), ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp),
               ("occ", _occ))
-MFMA_RULES = (("mi", _mfma_mi),) + _AMD_RULES
+MFMA_RULES = ((("mi", _mfma_block_arch), ("mi", _mfma_mi), ("mi", _mfma_block_mi), ("mt", _mfma_block_depth))
+              + _AMD_RULES)
 WMMA_RULES = (("mi", _wmma_mi),) + _AMD_RULES

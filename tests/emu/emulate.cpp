@@ -146,6 +146,23 @@ int main(int argc, char **argv) {
     const float nan = std::nanf("");
     for (auto &x : d) x = (TD)nan;
 
+    // Block-scaled kernels (Config::BLOCK_SCALES): a scale per row and 128-K group of A and per 128-column block (or
+    // column) and group of B, 2^-10 .. 2^10 apart across groups; the seed's bits pick B's block width (4: 1, else 128),
+    // A's layout (2: K-major, else M-major, padded to 4 rows as DeepGEMM's) and B's (8: K-major, else N-major).
+    constexpr bool block = kiln::BlockScaled<C>::value;
+    const int groups = (k + 127) / 128, seed = std::atoi(argv[7]);
+    const int sb_block = seed & 4 ? 1 : 128, nblk = (n + sb_block - 1) / sb_block;
+    const bool a_kmajor = seed & 2, b_kmajor = seed & 8;
+    const int64_t ma = (m + 3) / 4 * 4;
+    std::vector<float> block_a(block ? (size_t)ma * groups + 1 : 0), block_b(block ? (size_t)nblk * groups + 1 : 0);
+    std::uniform_real_distribution<float> ex(-10.f, 10.f);
+    for (auto &x : block_a) x = std::exp2(ex(rng));
+    for (auto &x : block_b) x = std::exp2(ex(rng));
+    const int64_t sam = a_kmajor ? groups : 1, sak = a_kmajor ? 1 : ma;
+    const int64_t sbn = b_kmajor ? groups : 1, sbk = b_kmajor ? 1 : nblk;
+    auto bsa = [&](int i, int g) { return (double)block_a[i * sam + g * sak]; };
+    auto bsb = [&](int j, int g) { return (double)block_b[(j / sb_block) * sbn + g * sbk]; };
+
     kiln_gemm_params p;
     std::memset(&p, 0, sizeof p);
     p.a = k > 0 ? a.data() : nullptr;
@@ -162,6 +179,11 @@ int main(int argc, char **argv) {
     p.scale_b_mode = full ? KILN_SCALE_VECTOR : KILN_SCALE_NONE;
     p.scale_a = full ? scale_a.data() : nullptr;
     p.scale_b = full ? scale_b.data() : nullptr;
+    if (block) {
+        p.scale_a_mode = p.scale_b_mode = KILN_SCALE_BLOCK;
+        p.scale_a = block_a.data(), p.scale_b = block_b.data();
+        p.sa_stride_m = sam, p.sa_stride_k = sak, p.sb_stride_n = sbn, p.sb_stride_k = sbk, p.sb_block_n = sb_block;
+    }
     p.bias = full ? bias.data() : nullptr;
     p.bias_type = KILN_DTYPE_F32;
     p.activation = act;
@@ -190,9 +212,19 @@ int main(int argc, char **argv) {
                     continue;
                 }
                 double acc = 0;
-                for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
+                if (block) {  // each 128-K group summed alone, then times its two scales
+                    for (int g = 0; g < groups; ++g) {
+                        double part = 0;
+                        for (int kk = g * 128; kk < std::min(k, g * 128 + 128); ++kk)
+                            part += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
+                        acc += part * bsa(i, g) * bsb(j, g);
+                    }
+                } else {
+                    for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
+                }
                 double v = acc * p.alpha;
-                if (full) v = v * scale_a[i] * scale_b[j] + p.beta * (double)(float)c[z * sc_ + i * ldc + j] + bias[j];
+                if (full && !block) v = v * scale_a[i] * scale_b[j];
+                if (full) v = v + p.beta * (double)(float)c[z * sc_ + i * ldc + j] + bias[j];
                 if (act == 1) v = v > 0 ? v : 0;
                 if (act == 2) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
                 if (act == 3) v = v / (1 + std::exp(-v));

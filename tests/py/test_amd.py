@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kilngen import buildtools_amd as ba
-from kilngen.model import AMD_INFO, ARCH_INFO, DTYPE_INFO, Arch, DType, Family, Vendor, decode
+from kilngen.model import AMD_INFO, ARCH_INFO, DTYPE_INFO, Arch, DType, Family, Kind, Vendor, decode
 
 REPO = Path(__file__).resolve().parents[2]
 CLANG = shutil.which("clang-19")
@@ -59,7 +59,8 @@ def reads_per_thread(sol, operand: str) -> int:
 
 def per_tile(sol) -> dict:
     """Loop mix keys -> count per K tile: the wide global loads (reads of >= 4 bytes; narrower ones share their width
-    with the byte-wise edge path) and the LDS writes of reads that keep their orientation."""
+    with the byte-wise edge path) and the LDS writes of reads that keep their orientation. A block-scaled kernel's
+    K tile also carries its scales (MT0 + MT1 floats, kiln_amd_gemm.h): one 4-byte load and LDS write per float."""
     out: dict = {}
     for op in ("a", "b"):
         vw = sol.vwa if op == "a" else sol.vwb
@@ -68,6 +69,10 @@ def per_tile(sol) -> dict:
         straight = sol.lds_unroll_major(op) == (op == "a" or sol.problem.layout.value == "TN")
         if straight:
             out[f"dswrite{8 * vw}"] = out.get(f"dswrite{8 * vw}", 0) + reads_per_thread(sol, op)
+    if sol.problem.kind is Kind.FP8_BLOCK:
+        scales = math.ceil((sol.mt[0] + sol.mt[1]) / sol.threads)
+        for key in ("gload32", "dswrite32"):
+            out[key] = out.get(key, 0) + scales
     return out
 
 
@@ -288,3 +293,36 @@ def test_reduce_kernels_are_clean():
         if function.endswith("_reduce"):
             assert fields["scratch"] == fields["vgpr_spill"] == fields["sgpr_spill"] == "0" and fields["lds"] == "0"
             assert fields["ops"] == "-"
+
+
+@pytest.mark.skipif(not (CLANG and OBJDUMP), reason="clang-19 / llvm-objdump-19 not installed (.ci/deps.sh installs "
+                                                     "clang-19 lld-19 llvm-19)")
+def test_block_scaled_kernels_compile_here(tmp_path):
+    """Every block-scaled fp8 kernel of gfx942 (fp8_block.yaml), compiled and checked without the build: no scratch or
+    spills, LDS and occupancy, the fp8 MFMA in the main loop, and each K tile's scales read and written to LDS with it
+    (per_tile); the split-K kernels' reduce kernels are clean."""
+    from kilngen.schema import load_file
+    sols = load_file(REPO / "solutions" / "gfx942" / "fp8_block.yaml", REPO).solutions
+    assert sols and all(s.problem.kind is Kind.FP8_BLOCK for s in sols)
+    assert {s.mt[0] for s in sols} >= {16, 64, 128}, "decode, mid and large tiles"
+    for sol in sols:
+        source = REPO / "generated" / "gfx942" / f"{sol.name}.hip"
+        out, log = tmp_path / f"{sol.name}.co", tmp_path / f"{sol.name}.txt"
+        assert ba.compile_kernel(Arch.GFX942, CLANG, str(REPO / "device"), str(source), str(out), str(log),
+                                 OBJDUMP) == 0, log.read_text() if log.exists() else sol.name
+        lines = {f["function"]: f for f in (ba.parse_line(x) for x in log.read_text().splitlines())}
+        check_kernel(lines[sol.name], sol.name)
+        assert int(lines[sol.name]["loop_gload32"]) > 0, f"{sol.name}: no scale reads in the main loop"
+        if sol.gsu > 1:
+            reduce = lines[f"{sol.name}_reduce"]
+            assert reduce["scratch"] == reduce["vgpr_spill"] == reduce["sgpr_spill"] == "0" and reduce["lds"] == "0"
+
+
+def test_no_block_scaled_kernels_without_an_fp8_mfma():
+    """gfx90a (CDNA2) has no fp8 MFMA: the generator refuses block-scaled solutions for it (bad_yaml/
+    kind_block_gfx90a.yaml), so its library has no block-scaled kernel and kiln_query answers NOT_SUPPORTED
+    (test_block_scaled_host.py)."""
+    from kilngen.schema import load_tree
+    kinds = {(s.arch, s.problem.kind) for f in load_tree(REPO) for s in f.solutions}
+    assert (Arch.GFX942, Kind.FP8_BLOCK) in kinds
+    assert not any((arch, Kind.FP8_BLOCK) in kinds for arch in AMD_ARCHS if not ARCH_INFO[arch].fp8_mma)

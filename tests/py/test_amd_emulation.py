@@ -5,8 +5,12 @@ five problems: odd sizes with a K tail, batch 2, C, bias, per-row/column scales 
 two tiles of M with SiLU; K = 0 (no K tiles: A and B are NULL, D = act(beta * C + bias)) with batch 2, C, bias and
 ReLU, and K = 0 with alpha only (D = 0). Prepacked B comes from the runtime's kiln_prepack_b.
 
-CI emulates every params.yaml variant and the first and fallback solution of every AMD solution file;
-KILN_EMU_ALL=1 emulates every AMD kernel."""
+Block-scaled fp8 kernels (emulate.cpp: scales per row and 128-K group of A, per 128-column block or column of B, 2^-10
+.. 2^10, against a reference that sums each group alone) run four more problems: N over several column blocks, K with a
+partial last group, B's blocks 128 or 1 wide, A's scales M-major or K-major.
+
+CI emulates every params.yaml variant, every block-scaled solution (of its file's first output type) and the first and
+fallback solution of every other AMD solution file; KILN_EMU_ALL=1 emulates every AMD kernel."""
 import concurrent.futures
 import os
 import re
@@ -17,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kilngen.model import ARCH_INFO, Vendor, decode
+from kilngen.model import ARCH_INFO, Kind, Vendor, decode
 
 REPO = Path(__file__).resolve().parents[2]
 CXX = shutil.which("clang++-19")
@@ -34,7 +38,8 @@ def selected() -> list:
         for li, logic in enumerate(sf.logics):
             for i, sol in enumerate(logic.solutions):
                 every = os.environ.get("KILN_EMU_ALL") or sf.source.endswith("/params.yaml")
-                if every or (li == 0 and i in (0, logic.fallback)):
+                block = li == 0 and sol.problem.kind is Kind.FP8_BLOCK  # the emulator is their only run here
+                if every or block or (li == 0 and i in (0, logic.fallback)):
                     names.append(sol.name)
     return sorted(set(names))
 
@@ -43,9 +48,16 @@ KERNELS = selected() if CXX else []
 
 
 def shapes(name: str) -> list:
-    mt0, mt1, du = decode(name).mt
-    return [(mt0 + 37, mt1 + 19, 3 * du + 26, 2, 2, 1, 11), (1, 7, du, 1, 0, 0, 5), (2 * mt0, mt1, 4 * du, 1, 3, 1, 3),
-            (mt0 + 5, mt1 + 3, 0, 2, 1, 1, 17), (3, 5, 0, 1, 0, 0, 19)]
+    sol = decode(name)
+    mt0, mt1, du = sol.mt
+    out = [(mt0 + 37, mt1 + 19, 3 * du + 26, 2, 2, 1, 11), (1, 7, du, 1, 0, 0, 5), (2 * mt0, mt1, 4 * du, 1, 3, 1, 3),
+           (mt0 + 5, mt1 + 3, 0, 2, 1, 1, 17), (3, 5, 0, 1, 0, 0, 19)]
+    if sol.problem.kind is Kind.FP8_BLOCK:
+        # Block scales (emulate.cpp: seed & 4 picks 1-column B scales, seed & 2 a K-major scale_a, seed & 8 a K-major
+        # scale_b): N over several 128-column blocks, K not a multiple of 128, each choice both ways.
+        out += [(mt0 + 37, 301, 5 * du + 40, 1, 0, 1, 8), (mt0 + 37, 301, 5 * du + 40, 1, 0, 0, 6),
+                (2 * mt0 + 3, 259, 2 * du + 77, 1, 1, 1, 2), (2 * mt0 + 3, 259, 2 * du + 77, 1, 0, 0, 12)]
+    return out
 
 
 def build_and_run(name: str, objects: list, out: Path) -> str:

@@ -1,7 +1,8 @@
 """Block-scaled fp8 GEMM without a GPU: how kiln.block_scaled_mm reads scale tensors (shapes and strides of kiln's,
 DeepGEMM's and torch._scaled_mm's layouts, as tuples: no torch needed), the errors for what it cannot read, torch
 being optional, and the C API's answers for block-scaled problems through the ctypes layer with the arch set to sm90
-(skips without a built libkiln, like test_binding.py).
+or gfx942 (the archs with block-scaled kernels) or to one without (skips without a built libkiln, like
+test_binding.py).
 """
 from __future__ import annotations
 
@@ -177,10 +178,15 @@ def sm90(lib):
     kiln.close()
 
 
-def _block_problem(m=256, n=2112, k=7168, d=DType.BF16, **fields):
+def _block_problem(m=256, n=2112, k=7168, d=DType.BF16, fp8=DType.E4M3, **fields):
     fields.setdefault("scale_a", ScaleMode.BLOCK)
     fields.setdefault("scale_b", ScaleMode.BLOCK)
-    return kiln.make_problem(DType.E4M3, DType.E4M3, d, Layout.TN, m, n, k, **fields)
+    return kiln.make_problem(fp8, fp8, d, Layout.TN, m, n, k, **fields)
+
+
+def _arch_fp8(arch: str):
+    """The e4m3 an arch speaks: FNUZ on CDNA (gfx9), OCP elsewhere."""
+    return DType.E4M3FNUZ if arch.startswith("gfx9") else DType.E4M3
 
 
 def _status_of(p):
@@ -242,18 +248,39 @@ def test_block_scales_are_for_fp8_only(sm90):
 @pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx1201", "gfx1151", "gfx90a"])
 def test_archs_without_block_kernels_say_not_supported(lib, arch):
     """An arch whose library has no block-scaled kernel answers NOT_SUPPORTED (not NO_SOLUTION) for any size, and
-    says so; its other kinds still select."""
+    says so; its other kinds still select. gfx90a is an MFMA arch like gfx942 but has no fp8 MFMA, so no block-scaled
+    kernels (the generator refuses them)."""
     kiln.close()
     kiln.set_arch(arch, device_index=NO_DEVICE)
+    fp8 = _arch_fp8(arch)
     try:
         for m, n, k in ((256, 2112, 7168), (1, 1, 128)):
-            got, text = _status_of(_block_problem(m, n, k))
+            got, text = _status_of(_block_problem(m, n, k, fp8=fp8))
             assert got == Status.NOT_SUPPORTED, (arch, got, text)
             assert f"{arch} has no fp8_block_scaled kernels" in text, text
-        fp8 = DType.E4M3FNUZ if arch.startswith("gfx9") else DType.E4M3
         plain = kiln.make_problem(fp8, fp8, DType.BF16, Layout.TN, 256, 256, 256, scale_a=ScaleMode.TENSOR,
                                   scale_b=ScaleMode.TENSOR)
         assert kiln.query_problem(plain, 1, device_index=NO_DEVICE)
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("m,tile", [(1, "_MT16x64x128_"), (16, "_MT16x64x128_"), (4096, "_MT128x128x128_")])
+def test_gfx942_selects_its_block_kernels(lib, m, tile):
+    """gfx942 (MI300, fp8 MFMA) has block-scaled kernels for e4m3fnuz: kiln_query names them for decode (M = 1, 16)
+    and large M, with both of B's block widths; OCP e4m3 is not its format."""
+    if "F8NF8NBQ_" not in (REPO / "generated" / "dispatch.c").read_text(errors="replace"):
+        pytest.skip("generated/ lists no gfx942 block-scaled kernel")
+    kiln.close()
+    kiln.set_arch("gfx942", device_index=NO_DEVICE)
+    try:
+        for block_n in (128, 1):
+            p = _block_problem(m, 2112, 7168, fp8=DType.E4M3FNUZ, scale_b_block_n=block_n)
+            infos = kiln.query_problem(p, 4, device_index=NO_DEVICE)
+            assert infos and all("Q_MT" in i.name and i.name.endswith("_GFX942") for i in infos), infos
+            assert tile in infos[0].name, [i.name for i in infos]
+        got, _text = _status_of(_block_problem(m, 2112, 7168, fp8=DType.E4M3))
+        assert got != Status.SUCCESS, "gfx942 took an OCP e4m3 block problem"
     finally:
         kiln.close()
 
