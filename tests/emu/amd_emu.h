@@ -156,4 +156,50 @@ inline VC mma(Fmt fa, Fmt fb, const VA &va, const VB &vb, const VC &vc) {
 #define __builtin_amdgcn_wmma_f32_16x16x16_bf8_bf8_w32_gfx12(a, b, c) \
     KILN_EMU(WMMA12, 16, 16, BF8_OCP, BF8_OCP, a, b, c)
 
+// ---- Added for the attention kernels (device/kiln_attn_mfma.h, run by tests/emu/attn_emulate.cpp) ----------------
+// The y workgroup index; ds_bpermute_b32 (lane l receives `src` of lane (addr / 4) mod the wave size: a rendezvous of
+// the wave, like a matrix instruction); v_cvt_pk_fp8_f32 (CDNA3 ISA: two floats -> two e4m3fnuz bytes, round to
+// nearest even, into the low or high 16 bits of `old`). Only finite values within +-240 are converted: past that the
+// instruction's result depends on its clamp bit, so the emulator stops instead of guessing.
+namespace emu {
+
+inline thread_local int bid_y;
+
+inline int ds_bpermute(int addr, int src) {
+    static int32_t lanes[32][64];
+    const int W = wg->wave_size, lane = tid % W, wave = tid / W;
+    lanes[wave][lane] = src;
+    wg->wave[wave]->arrive_and_wait();
+    const int out = lanes[wave][((unsigned)addr >> 2) % W];
+    wg->wave[wave]->arrive_and_wait();
+    return out;
+}
+
+inline uint32_t f32_to_e4m3fnuz(float x) {  // e4m3fnuz: bias 8, normals from 2^-7, subnormal step 2^-10, max 240
+    const float a = std::fabs(x);
+    if (!(a <= 240.f)) {
+        std::fprintf(stderr, "emu: v_cvt_pk_fp8_f32 of %g (beyond +-240: the result depends on the clamp bit)\n", x);
+        std::abort();
+    }
+    int e;
+    std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+    const float step = std::ldexp(1.f, (e - 1 > -7 ? e - 1 : -7) - 3);
+    const float r = std::nearbyint(a / step) * step;  // ties to even (the default rounding mode)
+    if (r == 0.f) return 0;                           // no negative zero in FNUZ
+    const float f = std::frexp(r, &e);                // r = f * 2^e, f in [0.5, 1)
+    const uint32_t mag = e - 1 < -7 ? (uint32_t)(r * 1024.f) : (uint32_t)(e - 1 + 8) << 3 | ((uint32_t)(f * 16.f) & 7u);
+    return mag | (x < 0 ? 0x80u : 0u);
+}
+
+inline int cvt_pk_fp8(float a, float b, int old, bool hi) {
+    const uint32_t pair = f32_to_e4m3fnuz(a) | f32_to_e4m3fnuz(b) << 8, o = (uint32_t)old;
+    return (int)(hi ? (o & 0xffffu) | pair << 16 : (o & 0xffff0000u) | pair);
+}
+
+}  // namespace emu
+
+#define __builtin_amdgcn_workgroup_id_y() (emu::bid_y)
+#define __builtin_amdgcn_ds_bpermute(addr, src) emu::ds_bpermute(addr, src)
+#define __builtin_amdgcn_cvt_pk_fp8_f32(a, b, old, hi) emu::cvt_pk_fp8(a, b, old, hi)
+
 #endif  // KILN_AMD_EMU_H

@@ -1,0 +1,193 @@
+"""The gfx942 FP8 attention forward (device/kiln_attn_mfma.h), proven without an AMD GPU, per config:
+
+1. The translation unit compiles for gfx942 with clang-19 (buildtools_amd's flags): no scratch or spills, LDS (the
+   kernel's dynamic LDS, read from the host build of the same source) within 64 KiB, occupancy at least the config's
+   OCC, f32 denormals kept, the intended fp8 MFMA in the main loop as many times per key tile as the tile's products
+   need, P converted with v_cvt_pk_fp8_f32 and the row max exchanged with ds_bpermute in the loop, no store in it.
+2. The same source compiles for the host with tests/emu/amd_emu.h (one OS thread per work-item, MFMA by the ISA's lane
+   layouts, a lagging wave that exposes a missing barrier) and tests/emu/attn_emulate.cpp runs it against a float64
+   reference from the same fp8 inputs: non-causal and causal, seqlen_q equal to / below / above seqlen_k, lengths 1,
+   63, 129, 200, 300, GQA (4 query heads on 2), MQA, varlen (cu_seqlens 5, 130, 64; and key lengths 64, 1, 129 under
+   causal, where rows see no key), descales none / per tensor / per (batch, kv head), with and without the lse.
+   Outputs are poisoned with NaN: every element of a row must be written and finite, the padding left alone.
+   Gate: relative L2 of O <= 2.5e-2 (rounding P to e4m3fnuz alone costs about 2% on diffuse attention), lse max
+   abs error <= 1e-2. Each case's numbers are printed (pytest -rP shows them).
+
+Run with: /usr/bin/python3 -m pytest tests/py/test_attn_emulation.py -q -rP"""
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from kilngen import buildtools_amd as ba
+from kilngen.model import Arch
+
+REPO = Path(__file__).resolve().parents[2]
+CXX = shutil.which("clang++-19")
+CC = shutil.which("clang-19")
+OBJDUMP = shutil.which("llvm-objdump-19")
+READELF = shutil.which("llvm-readelf-19")
+pytestmark = pytest.mark.skipif(not (CXX and CC), reason="clang-19 not installed (.ci/deps.sh installs it)")
+
+
+@dataclass(frozen=True)
+class Cfg:
+    d: int
+    bm: int
+    bn: int
+    stages: int
+    occ: int
+    t8: str = "e4m3fnuz"
+    to: str = "bf16"
+
+    @property
+    def name(self) -> str:
+        return f"kiln_attn_fwd_d{self.d}_bm{self.bm}_bn{self.bn}_s{self.stages}_{self.t8}_{self.to}_gfx942"
+
+    @property
+    def m(self) -> int:  # query rows per wave: the MFMA block
+        return self.bm // 4
+
+    def source(self) -> str:
+        return (f'#include "kiln_attn_mfma.h"\n\nnamespace {{\nstruct Config {{\n'
+                f"    static constexpr int D = {self.d}, BM = {self.bm}, BN = {self.bn}, STAGES = {self.stages}, "
+                f"OCC = {self.occ};\n    using T8 = kiln_{self.t8};\n    using TO = kiln_{self.to};\n}};\n"
+                f"}}  // namespace\n\nKILN_ATTN_MFMA_KERNEL({self.name}, Config)\n")
+
+    def expected_ops(self) -> set:
+        shape = "32x32x16" if self.m == 32 else "16x16x32"
+        f = "fp8" if self.t8 == "e4m3fnuz" else "bf8"
+        return {f"v_mfma_f32_{shape}_{f}_{f}", f"v_mfma_f32_{shape}_{f}_fp8"}  # S = K Q^T; O^T += V^T P (P e4m3fnuz)
+
+
+# D = 256 keeps occupancy 2 with BN = 32 (32 KiB of LDS, 255 VGPRs); BM = 64 is the 16x16x32 form with one buffer.
+CONFIGS = [Cfg(64, 128, 64, 2, 2), Cfg(128, 128, 64, 2, 2), Cfg(256, 128, 32, 2, 2),
+           Cfg(128, 128, 64, 2, 2, "e5m2fnuz", "f16"), Cfg(256, 64, 64, 1, 2)]
+RESOURCE_CONFIGS = CONFIGS[:3] + CONFIGS[4:]  # the e5m2/f16 variant compiles in the emulation build only
+
+# (label, HQ, HKV, CAUSAL, VARLEN, DESCALE, LSE, LQ, LK): attn_emulate.cpp's arguments (the seed is the case index).
+CASES = [
+    ("gqa_129x129_b2", 4, 2, 0, 0, 2, 1, "129,129", "129,129"),
+    ("causal_77x200", 4, 2, 1, 0, 1, 1, "77", "200"),
+    ("causal_200x77_mqa", 2, 1, 1, 0, 0, 1, "200", "77"),
+    ("noncausal_200x77_nolse", 2, 2, 0, 0, 0, 0, "200", "77"),
+    ("noncausal_77x200", 2, 1, 0, 0, 2, 1, "77", "200"),
+    ("varlen", 4, 2, 0, 1, 2, 1, "5,130,64", "5,130,64"),
+    ("varlen_causal_empty_rows", 4, 2, 1, 1, 2, 1, "5,130,64", "64,1,129"),
+    ("q1_k63", 1, 1, 0, 0, 0, 1, "1", "63"),
+    ("causal_q63_k1", 1, 1, 1, 0, 0, 1, "63", "1"),
+    ("diffuse_300x300", 1, 1, 0, 0, 0, 1, "300", "300"),
+]
+SHORT = {"gqa_129x129_b2", "causal_77x200", "varlen", "varlen_causal_empty_rows", "diffuse_300x300"}
+
+
+def cases_of(cfg: Cfg) -> list:
+    every = cfg.t8 == "e4m3fnuz" and cfg.to == "bf16" and cfg.bm == 128
+    return [c for c in CASES if every or c[0] in SHORT]
+
+
+def fp8_object(out: Path) -> str:
+    obj = out / "fp8.o"
+    subprocess.run([CC, "-std=c11", "-O2", "-c", "-I", str(REPO / "runtime" / "include"), "-I",
+                    str(REPO / "runtime" / "src"), str(REPO / "runtime" / "src" / "fp8.c"), "-o", str(obj)], check=True)
+    return str(obj)
+
+
+def build_and_run(cfg: Cfg, fp8: str, out: Path) -> dict:
+    tu = out / f"{cfg.name}.hip"
+    tu.write_text(cfg.source())
+    exe = out / cfg.name
+    cmd = [CXX, "-std=c++20", "-O1", "-w", "-D__gfx942__", f'-DKILN_EMU_KERNEL_FILE="{tu}"',
+           f"-DKILN_EMU_KERNEL={cfg.name}", "-I", str(REPO / "tests" / "emu"), "-I", str(REPO / "device"), "-I",
+           str(REPO / "runtime" / "include"), str(REPO / "tests" / "emu" / "attn_emulate.cpp"), fp8, "-lpthread",
+           "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        return {"error": f"host build failed: {proc.stderr[-3000:]}"}
+    launch = subprocess.run([str(exe), "--launch"], capture_output=True, text=True, check=True).stdout.split()
+    result = {"exe": str(exe), "launch": dict(zip(launch[::2], map(int, launch[1::2]))), "cases": {}}
+    for i, (label, *args) in enumerate(cases_of(cfg)):
+        argv = [str(exe), *map(str, args[:6]), str(100 + i), *args[6:]]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        result["cases"][label] = (run.returncode, run.stdout.strip(), run.stderr.strip()[-1000:])
+    return result
+
+
+@pytest.fixture(scope="module")
+def emulated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("attn_emu")
+    fp8 = fp8_object(out)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        futures = {cfg: pool.submit(build_and_run, cfg, fp8, out) for cfg in CONFIGS}
+        return {cfg: f.result() for cfg, f in futures.items()}
+
+
+def test_emulated_fp8_conversion_matches_the_runtime(emulated):
+    """amd_emu.h's v_cvt_pk_fp8_f32 (written from the ISA) against runtime/src/fp8.c at every rounding boundary."""
+    exe = next(r["exe"] for r in emulated.values() if "exe" in r)
+    run = subprocess.run([exe, "--check-cvt"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
+def test_kernel_matches_the_float64_reference(emulated, cfg):
+    result = emulated[cfg]
+    assert "error" not in result, result.get("error")
+    assert result["launch"] == {"bm": cfg.bm, "threads": 256, "lds_bytes": cfg.stages * 2 * cfg.bn * cfg.d}
+    assert set(result["cases"]) == {c[0] for c in cases_of(cfg)}
+    failed = []
+    for label, (rc, stdout, stderr) in result["cases"].items():
+        print(f"{cfg.name} {label}: {stdout or stderr}")
+        m = re.fullmatch(r"rel_l2 (\S+) lse_err (\S+)", stdout)
+        if rc != 0 or not m or float(m.group(1)) > 2.5e-2 or float(m.group(2)) > 1e-2:
+            failed.append(f"{label}: rc {rc} {stdout} {stderr}")
+    assert not failed, "\n".join(failed)
+
+
+# --- gfx942 code objects ---------------------------------------------------------------------------------------------
+
+def loop_mfma_per_tile(cfg: Cfg) -> int:
+    """Matrix instructions per key tile per wave: S^T (BN x M x D) and O^T (D x M x BN), each BN * D / 512."""
+    return cfg.bn * cfg.d // 256
+
+
+@pytest.mark.skipif(not (OBJDUMP and READELF), reason="llvm-objdump-19 / llvm-readelf-19 not installed")
+@pytest.mark.parametrize("cfg", RESOURCE_CONFIGS, ids=lambda c: c.name)
+def test_gfx942_code_object(emulated, cfg, tmp_path):
+    launch = emulated[cfg].get("launch")
+    assert launch, emulated[cfg].get("error")
+    tu, co = tmp_path / f"{cfg.name}.hip", tmp_path / f"{cfg.name}.co"
+    tu.write_text(cfg.source())
+    proc = subprocess.run(ba.amd_command(CC, Arch.GFX942, str(REPO / "device"), str(tu), str(co)),
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = ba.parse_remarks(proc.stdout + proc.stderr)[cfg.name]
+    notes = ba.parse_notes(subprocess.run([READELF, "--notes", str(co)], capture_output=True, text=True).stdout)
+    kd = ba.kernel_descriptors(co.read_bytes())[cfg.name]
+    insts = ba.disassemble(subprocess.run([OBJDUMP, "-d", "--mcpu=gfx942", str(co)], capture_output=True,
+                                          text=True).stdout)[cfg.name]
+    loop = ba.main_loop(insts)
+    lds = r["lds_static"] + launch["lds_bytes"]
+    occupancy = min(r["occupancy_regs"], ba.lds_occupancy(Arch.GFX942, lds, 4))
+    ops = {i.op for i in insts if i.op.startswith("v_mfma")}
+    loop_mix = ba.mix(loop)
+    count = lambda op: sum(1 for i in loop if i.op == op)  # noqa: E731
+    print(f"{cfg.name}: vgprs={r['vgprs']} agprs={r['agprs']} sgprs={r['sgprs']} scratch={r['scratch']} lds={lds} "
+          f"occupancy={occupancy} (registers {r['occupancy_regs']}) loop_mfma={loop_mix['mfma']} "
+          f"ops={','.join(sorted(ops))}")
+    assert r["scratch"] == r.get("vgpr_spill", 0) == r.get("sgpr_spill", 0) == 0
+    assert notes[cfg.name].get("scratch", 0) == 0 and notes[cfg.name].get("vgpr_spill", 0) == 0
+    assert lds <= 65536
+    assert occupancy >= cfg.occ
+    assert ba.f32_denorm_mode(kd) == 3
+    assert ops == cfg.expected_ops()
+    assert loop_mix["mfma"] == loop_mfma_per_tile(cfg), loop_mix
+    assert count("v_cvt_pk_fp8_f32") == cfg.bn // (64 // cfg.m) // 2  # two P values per conversion
+    assert count("ds_bpermute_b32") == {32: 1, 16: 2}[cfg.m]  # the row max over the lane groups
+    assert loop_mix["gload128"] > 0 and loop_mix["dsread128"] > 0
+    assert not any(loop_mix[f"gstore{w}"] for w in ba.WIDTHS)
