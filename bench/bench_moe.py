@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """DeepGEMM's workloads on kiln, against the better of what cuBLASLt does here and what DeepGEMM publishes.
 
-Parts (--parts; the grouped MoE GEMMs of issue 12 join as parts "contiguous", "masked", "small_experts" later, each
-with its own specs, run and summary in PARTS):
+Parts (--parts; each with its own specs, run and summary in PARTS; the grouped ones are described in
+bench/moe_grouped.py):
   block   block-scaled fp8 (1x128 scales on A per token group, 128x128 on B), e4m3 -> bf16, kiln.block_scaled_mm,
           the 18 DeepGEMM shapes M in {64, 128, 4096} x (N, K) in BLOCK_NK [--shapes replaces the list].
           Baselines: cuBLASLt blockwise (torch._scaled_mm with the same fp8 tensors and scales in torch's blockwise
@@ -19,8 +19,9 @@ rotated so that L2 does not hold them).
 
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
-took the blockwise call, or why not). The grouped parts' keys (contiguous_min_vs_deepgemm, masked_min_vs_deepgemm,
-contiguous_geomean_vs_torch_grouped, small_experts_geomean_vs_torch_grouped) are absent until those parts exist.
+took the blockwise call, or why not); contiguous_min_vs_deepgemm, masked_min_vs_deepgemm (kiln block-scaled grouped
+/ DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped, small_experts_geomean_vs_torch_grouped (kiln
+rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
 
 Writes <out-dir>/moe_<device>_<commit>.{json,md,png} (png where matplotlib imports: bench/plot_bench.py).
 
@@ -49,6 +50,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
+import moe_grouped  # noqa: E402
 from bench_gemm import (MIN_ITERS, geomean, git_commit, n_sets_for, parse_shapes, tflops, time_fn,  # noqa: E402
                         write_report)
 
@@ -74,17 +76,19 @@ assert len(DEEPGEMM_H800_TFLOPS) == len(BLOCK_SHAPES) == 18
 
 class Spec(NamedTuple):
     part: str
-    m: int
+    m: int          # grouped parts: tokens per group
     n: int
     k: int
+    groups: int = 1
 
     @property
     def label(self) -> str:
-        return f"{PARTS[self.part].title} {self.m}x{self.n}x{self.k}"
+        g = f"{self.groups}x" if self.part != "block" else ""
+        return f"{PARTS[self.part].title} {g}{self.m}x{self.n}x{self.k}"
 
     @property
     def flops(self) -> float:
-        return 2.0 * self.m * self.n * self.k
+        return 2.0 * self.groups * self.m * self.n * self.k
 
 
 def new_row(spec: Spec) -> dict:
@@ -270,10 +274,21 @@ BLOCK_COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0
                  ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
                  ("cuBLASLt rel L2", "cublaslt_rel_l2", "{:.1e}"))
 
+def _grouped_part(name: str, title: str) -> Part:
+    helpers = sys.modules[__name__]
+    return Part(title, lambda shapes: moe_grouped.specs(name, Spec), lambda spec, args: moe_grouped.run(spec, args,
+                                                                                                          helpers),
+                lambda rows: moe_grouped.summary(rows, name, geomean), lambda s: moe_grouped.lines(s, name, _num),
+                moe_grouped.COLUMNS)
+
+
 PARTS = {
     "block": Part("block-scaled fp8 e4m3->bf16 1x128/128x128",
                   lambda shapes: block_specs(BLOCK_SHAPES if shapes is None else shapes), run_block, block_summary,
                   block_lines, BLOCK_COLUMNS),
+    "contiguous": _grouped_part("contiguous", "grouped contiguous"),
+    "masked": _grouped_part("masked", "grouped masked"),
+    "small_experts": _grouped_part("small_experts", "small experts"),
 }
 
 
@@ -340,7 +355,8 @@ def write_outputs(base: pathlib.Path, meta, rows, parts) -> dict:
 def dry_run(specs) -> int:
     print(f"{len(specs)} shapes")
     for s in specs:
-        pub = DEEPGEMM_H800_TFLOPS.get((s.m, s.n, s.k))
+        pub = (DEEPGEMM_H800_TFLOPS.get((s.m, s.n, s.k)) if s.part == "block"
+               else moe_grouped.published(s.part, s.groups, s.m, s.n, s.k))
         print(f"  {s.label:60s} {s.flops / 1e9:10.1f} GFLOP  DeepGEMM H800 "
               f"{'-' if pub is None else f'{pub:.0f} TFLOP/s'}  (anchor: max with cuBLASLt measured)")
     return 0

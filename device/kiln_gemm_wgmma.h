@@ -24,6 +24,12 @@
 // Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch
 // (kiln_schedule.h, Schedule::of_index). CTA b takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not
 // persistent).
+// Grouped (GROUPED, MoE): the tiles of group 0, then group 1, ...: a group of rows r0 .. r0 + count - 1 (contiguous:
+// its rows of A and D; masked: rows 0 .. count - 1 of batch g) has ceil(count / MT0) * tiles_n tiles, walked with
+// WorkGroupMapping; B is the group's matrix. The group sizes are read on the device (group_index), so every role
+// (TMA thread, scale warp, consumers) walks the same groups with its own cursor (Groups), forward only, and stops
+// after the last group. A tile's rows past its group's end are computed from whatever A holds there (the next
+// group's rows, or zeros past A) and never stored.
 #ifndef KILN_GEMM_WGMMA_H
 #define KILN_GEMM_WGMMA_H
 
@@ -62,7 +68,7 @@ template <class C> struct WgmmaGemm {
     static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (C::MT0 + C::MT1) * 4 : 0;  // f32 per row and column
     static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
-    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && SUBTILE_D >= EPI_SMALL &&
+    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && !C::GROUPED && SUBTILE_D >= EPI_SMALL &&
                                   RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
                                       227 * 1024;
     static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
@@ -80,13 +86,32 @@ template <class C> struct WgmmaGemm {
     static_assert(C::MT0 <= 256 && C::MT1 <= 256 && RPC <= 256, "TMA boxes are at most 256 rows");
     static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
     static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
+    static_assert(!C::GROUPED || (C::GSU == 1 && !C::SWAP), "grouped kernels: no split-K, no prepacked B");
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
     // A tile of the persistent walk: its output tile, batch, split-K slice and K tiles (kiln_schedule.h).
     using Sched = Schedule<C>;
     using Tile = WorkTile;
-    KILN_DEVICE static Tile tile(const kiln_tma_params &P, int t) { return Sched::of_index(P.p, t); }
+
+    // Each role (TMA thread, scale warp, consumers) walks the CTA's tiles t = block, block + gridDim.x, ... with its
+    // own cursor over the groups (GROUPED; kiln_schedule.h); the cursor is four registers beside the accumulators.
+    using Groups = GroupCursor;
+
+    // Tile t of the walk into T; false past the last tile.
+    KILN_DEVICE static bool tile(const kiln_tma_params &P, int t, Groups &c, Tile &T) {
+        if (t >= P.num_tiles) return false;
+        if constexpr (C::GROUPED) return Sched::of_group_index(P.p, t, c, T);
+        T = Sched::of_index(P.p, t);
+        return true;
+    }
+
+    // Whether the walk has a tile t (the cursor left where it is).
+    KILN_DEVICE static bool more(const kiln_tma_params &P, int t, const Groups &c) {
+        if (t >= P.num_tiles) return false;
+        if constexpr (C::GROUPED) return Sched::group_has(P.p, t, c);
+        return true;
+    }
 
     KILN_DEVICE static void advance(int &stage, uint32_t &phase) {
         if (++stage == STAGES) {
@@ -98,8 +123,9 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void produce(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty) {
         int stage = 0;
         uint32_t phase = 0;
-        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
-            const Tile T = tile(P, t);
+        Groups c;
+        Tile T;
+        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
             for (int i = 0; i < T.iters; ++i) {
                 const int k0 = Sched::k_tile(T, i) * C::DU;
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
@@ -108,12 +134,10 @@ template <class C> struct WgmmaGemm {
                 uint8_t *sb = smem + STAGES * A_STAGE + stage * B_STAGE;
 #pragma unroll
                 for (int j = 0; j < A_SUBS; ++j)
-                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.tm * C::MT0,
-                                      T.batch);
+                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.m0, T.batch);
 #pragma unroll
                 for (int j = 0; j < B_SUBS; ++j)
-                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.tn * C::MT1,
-                                      T.batch);
+                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.n0, T.group);
                 advance(stage, phase);
             }
         }
@@ -134,32 +158,34 @@ template <class C> struct WgmmaGemm {
     static constexpr int TILE_BLOCKS = (C::MT1 + 127) / 128;  // B blocks of 128 columns a tile can touch
 
     KILN_DEVICE static void copy_scales(const kiln_gemm_params &p, const Tile &T, int64_t kt, float *ss, int lane) {
-        if (p.sa_vec) {
+        const float *scale_a = p.scale_a + (C::GROUPED ? T.group * p.g_stride_sa : 0);
+        const float *scale_b = p.scale_b + (C::GROUPED ? T.group * p.g_stride_sb : 0);
+        if (p.sa_vec && (!C::GROUPED || T.m0 % 4 == 0)) {  // (a contiguous group may start at any row)
 #pragma unroll 1
             for (int r = lane * 4; r < C::MT0; r += 128) {
-                const int row = T.tm * C::MT0 + r, valid = min(max(p.m - row, 0), 4) * 4;
-                cp_async<16>(ss + r, valid ? p.scale_a + row + kt * p.sa_stride_k : p.scale_a, valid);
+                const int row = T.m0 + r, valid = min(max(T.m_end - row, 0), 4) * 4;
+                cp_async<16>(ss + r, valid ? scale_a + row + kt * p.sa_stride_k : p.scale_a, valid);
             }
         } else {
 #pragma unroll 1
             for (int r = lane; r < C::MT0; r += 32) {
-                const int row = T.tm * C::MT0 + r;
-                const bool in = row < p.m;
-                cp_async<4>(ss + r, in ? p.scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a, in ? 4 : 0);
+                const int row = T.m0 + r;
+                const bool in = row < T.m_end;
+                cp_async<4>(ss + r, in ? scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a, in ? 4 : 0);
             }
         }
         float *sb = ss + C::MT0;
         if (p.sb_block_n == 1) {
 #pragma unroll 1
             for (int c = lane; c < C::MT1; c += 32) {
-                const int col = T.tn * C::MT1 + c;
+                const int col = T.n0 + c;
                 const bool in = col < p.n;
-                cp_async<4>(sb + c, in ? p.scale_b + col * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
+                cp_async<4>(sb + c, in ? scale_b + col * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
             }
         } else if (lane < TILE_BLOCKS) {
-            const int blk = ((T.tn * C::MT1) >> 7) + lane;
+            const int blk = (T.n0 >> 7) + lane;
             const bool in = blk * 128 < p.n;
-            cp_async<4>(sb + lane, in ? p.scale_b + blk * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
+            cp_async<4>(sb + lane, in ? scale_b + blk * p.sb_stride_n + kt * p.sb_stride_k : p.scale_b, in ? 4 : 0);
         }
     }
 
@@ -167,8 +193,9 @@ template <class C> struct WgmmaGemm {
                                            int lane) {
         int stage = 0;
         uint32_t phase = 0;
-        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x) {
-            const Tile T = tile(P, t);
+        Groups c;
+        Tile T;
+        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
                 copy_scales(P.p, T, Sched::k_tile(T, i), stage_scales(smem, stage), lane);
@@ -334,11 +361,12 @@ template <class C> struct WgmmaGemm {
         if (col >= p.n) return;
         const bool full = col + 8 <= p.n;
         float cs[8], cb[8];
+        const int64_t bias0 = (C::GROUPED ? T.group * p.g_stride_bias : 0) + col;  // the group's bias row
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const bool in = full || col + j < p.n;
             cs[j] = sc.col && in ? sc.tensor * sc.col[col + j] : sc.tensor;
-            cb[j] = p.bias && in ? load_any(p.bias, p.bias_type, col + j) : 0.f;
+            cb[j] = p.bias && in ? load_any(p.bias, p.bias_type, bias0 + j) : 0.f;
         }
         TD *d = (TD *)p.d + (int64_t)T.batch * p.stride_d + col;
         const bool vec = full && (8 * ED) % 16 == 0 && ((uintptr_t)d & 15) == 0 && ((int64_t)p.ldd * ED) % 16 == 0;
@@ -360,7 +388,7 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
             for (int h = 0; h < FLUSH_ROWS; ++h) {
                 const int lr = lr0 + 32 * h, row = row0 + lr;
-                if (lr >= RPC || row >= p.m) break;
+                if (lr >= RPC || row >= T.m_end) break;
                 flush_row(p, sc, T, d, v[h], cs, cb, row, col, full, vec, extra);
             }
         }
@@ -418,7 +446,7 @@ template <class C> struct WgmmaGemm {
         static_assert(CPC % DCOLS == 0 && (CPC / DCOLS) * REP * BOX == EPI_REGION, "the boxes tile the sub-tile");
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
-        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
+        const int row0 = T.m0 + cm * RPC, col0 = T.n0 + cn * CPC;
         const float scale = epilogue_scales(p).tensor;
         const uint32_t base = smem_addr(region);
         if (tid == 0) sm90::bulk_wait_read<0>();  // the previous tile's stores have read the boxes
@@ -461,8 +489,12 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void epilogue(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC], uint8_t *region,
                                      int cw, int cm, int cn, int tid, int warp, int lane) {
         const kiln_gemm_params &p = P.p;
-        const int row0 = T.tm * C::MT0 + cm * RPC, col0 = T.tn * C::MT1 + cn * CPC;
-        const EpilogueScales sc = epilogue_scales(p);
+        const int row0 = T.m0 + cm * RPC, col0 = T.n0 + cn * CPC;
+        EpilogueScales sc = epilogue_scales(p);
+        if constexpr (C::GROUPED) {  // the group's row and column scales
+            if (sc.row) sc.row += T.group * p.g_stride_sa;
+            if (sc.col) sc.col += T.group * p.g_stride_sb;
+        }
         const uint32_t base = smem_addr(region);
         if constexpr (TMA_D) {
             if (P.d_tma == 128) {  // (a 64-byte-row variant was no faster, and took registers)
@@ -528,8 +560,9 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         float acc[REP][ACC];
         int turn = 0;  // tiles of this CTA so far
-        for (int t = block_x(); t < P.num_tiles; t += (int)gridDim.x, ++turn) {
-            const Tile T = tile(P, t);
+        Groups c;
+        Tile T;
+        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x, ++turn) {
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
                 for (int i = 0; i < T.iters; ++i) advance(stage, phase);
                 continue;
@@ -582,7 +615,7 @@ template <class C> struct WgmmaGemm {
                 }
                 advance(stage, phase);
             }
-            if (PINGPONG && t + (int)gridDim.x < P.num_tiles) sm90::named_arrive(3 + (1 - cw), 256);
+            if (PINGPONG && more(P, t + (int)gridDim.x, c)) sm90::named_arrive(3 + (1 - cw), 256);
             if constexpr (!C::SWAP) {
                 sm90::wgmma_wait<0>();
 #pragma unroll

@@ -9,6 +9,12 @@
 //                     stagger = ((id mod SU) * (SUS / DepthU bytes of A)) mod iters; SUM picks id: 0 the tile row,
 //                     1 the tile column, 2 the batch, 3 the workgroup's (or persistent tile's) linear index.
 //
+//   groups            grouped GEMMs (MoE, kiln_gemm_params.group_mode): the tiles of group 0, then of group 1, ...;
+//                     a group of rows start .. end - 1 (contiguous: its rows of A and D; masked: rows 0 .. count - 1
+//                     of batch g) has ceil((end - start) / MT0) tile rows by tiles_n, walked with WorkGroupMapping,
+//                     and B's matrix g. The sizes are on the device (group_index), so a walker keeps a cursor
+//                     (GroupCursor) that moves forward over the groups as its tile index grows.
+//
 // Zero K tiles (K = 0, or a split past the last K tile) give iters = 0 and stagger = 0: the K loop reads nothing (no
 // step ever asks for k_tile), and the epilogue stores the zero accumulators, D = act(beta * C + bias).
 //
@@ -27,6 +33,14 @@ struct WorkTile {
     int batch, split; // batch index; split-K slice (0 .. GSU-1)
     int kt0, iters;   // the K tiles kt0 .. kt0 + iters - 1 (iters = 0: none)
     int stagger;      // loop step i reads K tile kt0 + (i + stagger) % iters (k_tile)
+    int group;        // B's matrix (the batch; grouped GEMMs: the group)
+    int m_end;        // rows m0 .. m_end - 1 of A and D are the tile's to compute (m; grouped: the group's end)
+};
+
+// A walker's place among the groups: group g (-1: not started), its first tile index `base`, its rows.
+struct GroupCursor {
+    int g = -1, base = 0;
+    int start = 0, end = 0;
 };
 
 template <class C> struct Schedule {
@@ -34,9 +48,12 @@ template <class C> struct Schedule {
 
     // WorkGroupMapping of tile t (0 .. tiles_m * tiles_n - 1) of one batch.
     KILN_DEVICE static void tile_coords(const kiln_gemm_params &p, int t, int &tm, int &tn) {
-        const int per_group = C::WGM * p.tiles_n;
+        tile_coords(p.tiles_m, p.tiles_n, t, tm, tn);
+    }
+    KILN_DEVICE static void tile_coords(int tiles_m, int tiles_n, int t, int &tm, int &tn) {
+        const int per_group = C::WGM * tiles_n;
         const int first_m = (t / per_group) * C::WGM;
-        const int rows = p.tiles_m - first_m < C::WGM ? p.tiles_m - first_m : C::WGM;
+        const int rows = tiles_m - first_m < C::WGM ? tiles_m - first_m : C::WGM;
         tm = first_m + (t % per_group) % rows;
         tn = (t % per_group) / rows;
     }
@@ -45,7 +62,10 @@ template <class C> struct Schedule {
     KILN_DEVICE static int k_extent(const kiln_gemm_params &p) { return C::B_PACKED ? (p.k + 15) / 16 * 16 : p.k; }
 
     // Where the tile starts in D.
-    KILN_DEVICE static void origin(WorkTile &w) { w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1; }
+    KILN_DEVICE static void origin(const kiln_gemm_params &p, WorkTile &w) {
+        w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1;
+        w.group = w.batch, w.m_end = p.m;
+    }
 
     // The K tiles of w.split and the stagger (id: the SUM = 3 index). Needs w.tm, w.tn, w.batch, w.split.
     KILN_DEVICE static void k_range(const kiln_gemm_params &p, WorkTile &w, int id) {
@@ -65,7 +85,7 @@ template <class C> struct Schedule {
         WorkTile w;
         tile_coords(p, block_x(), w.tm, w.tn);
         w.batch = block_z() / C::GSU, w.split = block_z() % C::GSU;
-        origin(w);
+        origin(p, w);
         k_range(p, w, block_x());
         return w;
     }
@@ -79,9 +99,58 @@ template <class C> struct Schedule {
         w.batch = bs / C::GSU;
         w.split = bs % C::GSU;
         tile_coords(p, r, w.tm, w.tn);
-        origin(w);
+        origin(p, w);
         k_range(p, w, t);
         return w;
+    }
+
+    // ---- grouped GEMMs ----
+    KILN_DEVICE static int group_tiles(const kiln_gemm_params &p, const GroupCursor &c) {
+        return (c.end - c.start + C::MT0 - 1) / C::MT0 * p.tiles_n;
+    }
+
+    // Group c.g's rows: contiguous ends held non-decreasing and within A (a decreasing offset makes an empty group);
+    // masked counts clamped to [0, m].
+    KILN_DEVICE static void load_group(const kiln_gemm_params &p, GroupCursor &c) {
+        const int v = p.group_index[c.g];
+        if (p.group_mode == 1) {
+            c.start = c.end;
+            c.end = v < c.start ? c.start : v > p.m ? p.m : v;
+        } else {
+            c.start = 0;
+            c.end = v < 0 ? 0 : v > p.m ? p.m : v;
+        }
+    }
+
+    // Tile t of the grouped walk into w, moving the cursor forward (calls with t below the cursor's group are not
+    // allowed); false when t is past the last group's tiles.
+    KILN_DEVICE static bool of_group_index(const kiln_gemm_params &p, int t, GroupCursor &c, WorkTile &w) {
+        if (c.g < 0) {
+            c = GroupCursor{};
+            c.g = 0;
+            load_group(p, c);
+        }
+        while (t >= c.base + group_tiles(p, c)) {
+            c.base += group_tiles(p, c);
+            if (++c.g >= p.groups) return false;
+            load_group(p, c);
+        }
+        tile_coords((c.end - c.start + C::MT0 - 1) / C::MT0, p.tiles_n, t - c.base, w.tm, w.tn);
+        w.batch = p.group_mode == 1 ? 0 : c.g;
+        w.split = 0;
+        w.m0 = c.start + w.tm * C::MT0, w.n0 = w.tn * C::MT1;
+        w.group = c.g, w.m_end = c.end;
+        k_range(p, w, t);
+        return true;
+    }
+
+    // Whether the grouped walk has a tile t (t >= the cursor's group base; the cursor is left where it is): at once
+    // inside the cursor's group, else by walking a copy over the next groups.
+    KILN_DEVICE static bool group_has(const kiln_gemm_params &p, int t, const GroupCursor &c) {
+        if (c.g >= 0 && t < c.base + group_tiles(p, c)) return true;
+        GroupCursor n = c;
+        WorkTile w;
+        return of_group_index(p, t, n, w);
     }
 
     // The K tile loop step i reads; only for 0 <= i < w.iters.

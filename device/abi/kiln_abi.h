@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define KILN_ABI_VERSION 4
+#define KILN_ABI_VERSION 5
 
 typedef struct kiln_gemm_params {
     const void *a;
@@ -35,6 +35,15 @@ typedef struct kiln_gemm_params {
     int64_t sb_stride_n, sb_stride_k;
     int32_t sb_block_n;
     int32_t sa_vec; /* 1: scale_a is M-major with 16-byte aligned groups (copied 4 rows at a time) */
+    /* Grouped GEMM (kernels built with GROUPED; kiln.h, "Grouped GEMM"). group_mode 1 (contiguous): group g is rows
+     * [end(g-1), end(g)) of A and D (batch 0), end(g) = group_index[g] clamped to [end(g-1), m]; group_mode 2 (masked):
+     * group g is rows [0, min(group_index[g], m)) of batch g of A and D. B, scale_b and bias of group g start
+     * g * stride_b, g * g_stride_sb and g * g_stride_bias elements in; scale_a g * g_stride_sa (masked; 0 contiguous,
+     * whose scale_a rows are A's). Other kernels ignore these fields (group_mode 0). */
+    const int32_t *group_index;
+    int64_t g_stride_sa, g_stride_sb, g_stride_bias;
+    int32_t group_mode; /* 0 none, 1 contiguous, 2 masked (kiln_group_mode) */
+    int32_t groups;
 } kiln_gemm_params;
 
 /* A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded by the runtime with
@@ -53,7 +62,8 @@ typedef struct __attribute__((aligned(64))) kiln_tma_desc {
 typedef struct kiln_tma_params {
     kiln_tma_desc a, b, d;
     kiln_gemm_params p;
-    int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu */
+    int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu; grouped: a bound, (tiles_m + groups) * tiles_n contiguous,
+                        * groups * tiles_m * tiles_n masked (the kernel walks the groups' tiles and stops at the last) */
     int32_t d_tma;     /* 0, or the row bytes of map d's boxes: D is written through it */
 } kiln_tma_params;
 

@@ -11,6 +11,7 @@ struct Config {
     static constexpr bool SWAP = false;
     static constexpr bool B_PACKED = false;
     static constexpr bool BLOCK_SCALES = false;
+    static constexpr bool GROUPED = false;
     static constexpr int MT0 = 128;
     static constexpr int MT1 = 64;
     static constexpr int DU = 128;

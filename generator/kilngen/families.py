@@ -135,7 +135,8 @@ FAMILIES = {
         rules=wgmma.RULES, threads=wgmma.threads, consumers=wgmma.consumers, lds_bytes=wgmma.lds_bytes,
         mma_op=lambda sol, ta, tb: "", layouts=(Layout.TN,),
         layout_reason="reads K-major A and B with TMA: TN only (NN problems are the mma family's)", swap=wgmma.swap,
-        asm=wgmma.asm, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK), **_NVIDIA_RING),
+        asm=wgmma.asm, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED,
+                              Kind.FP8_BLOCK_GROUPED), **_NVIDIA_RING),
 }
 assert FAMILIES.keys() == set(Family)
 assert all(spec.family is f for f, spec in FAMILIES.items())

@@ -150,8 +150,9 @@ def fnv1a64(text: str) -> int:
 
 
 _LAYOUT_BY_CODE = {info.index_code: lay for lay, info in LAYOUT_INFO.items()}
-_TYPES_RE = re.compile(r"^(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)([PQ]?)$")
 _KIND_BY_SUFFIX = {spec.name_suffix: kind for kind, spec in KIND_INFO.items() if spec.name_suffix}
+_SUFFIXES = "|".join(sorted(_KIND_BY_SUFFIX, key=len, reverse=True))
+_TYPES_RE = re.compile(r"^(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)(F8N|B8N|F8|B8|H|B|S)(" + _SUFFIXES + ")?$")
 
 
 class NameError_(ValueError):
@@ -170,8 +171,9 @@ def decode(name: str) -> Solution:
     if not m:
         raise NameError_(f"{name}: unknown type token {tokens[3]}")
     a, b, d = (DTYPE_BY_CODE[c] for c in m.groups()[:3])
-    kind = kind_of(a, b, _KIND_BY_SUFFIX.get(m.group(4)))
-    if kind is None or KIND_INFO[kind].name_suffix != m.group(4):
+    suffix = m.group(4) or ""
+    kind = kind_of(a, b, _KIND_BY_SUFFIX.get(suffix))
+    if kind is None or KIND_INFO[kind].name_suffix != suffix:
         raise NameError_(f"{name}: types {tokens[3]} make no kiln problem kind")
     values = {}
     rest = tokens[4:]

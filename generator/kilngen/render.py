@@ -43,6 +43,7 @@ class KernelView:
     swap: str           # wgmma: weights are the register operand (mixed_w8)
     wgmma: tuple        # wgmma: (N, run() parameters, asm lines, outputs, inputs) of the instruction
     block_scales: str   # block-scaled fp8 (KILN_SCALE_BLOCK): promote every K-tile
+    grouped: str        # grouped (MoE) GEMM: walk the groups' tiles (wgmma)
 
 
 def _cbool(v: bool) -> str:
@@ -69,7 +70,8 @@ def kernel_view(sol: Solution) -> KernelView:
         b_kmajor=_cbool(pr.layout.value == "TN"), b_packed=_cbool(pr.b_prepacked),
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
-        swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.kind is Kind.FP8_BLOCK))
+        swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
+        grouped=_cbool(pr.spec.grouped))
 
 
 def solution_row(sol: Solution) -> dict:

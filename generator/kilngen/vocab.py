@@ -150,6 +150,8 @@ class Kind(enum.Enum):
     MIXED_W8 = "mixed_w8"      # f16/bf16 x prepacked fp8 weights
     GEMM = "gemm"              # f16 x f16 / bf16 x bf16, alpha/beta
     FP8_BLOCK = "fp8_block_scaled"  # fp8 x fp8 with block scales, promoted every 128 of K (KILN_SCALE_BLOCK)
+    FP8_GROUPED = "fp8_grouped"     # grouped (MoE) fp8 x fp8 with tensor or row/column scales
+    FP8_BLOCK_GROUPED = "fp8_block_grouped"  # grouped (MoE) fp8 x fp8 with block scales
 
 
 _16BIT = (DType.F16, DType.BF16)
@@ -170,6 +172,8 @@ class KindSpec:
     runtime_args: tuple                        # kiln_args fields the runtime passes for it
     name_suffix: str = ""                      # after the type codes in a kernel name ("P": prepacked B)
     declared: bool = False                     # the types alone do not make it: the YAML names it (problem.kind)
+    block_scales: bool = False                 # KILN_SCALE_BLOCK: each 128-K group promoted with its scales
+    grouped: bool = False                      # m-grouped (MoE): one B per group, groups sized on the device
 
 
 KIND_INFO = {
@@ -191,7 +195,20 @@ KIND_INFO = {
         lambda a: (DType.F32, DType.F16, DType.BF16), (Layout.TN,),
         "fp8 operands must both be K-major (TN)", False,
         ("block_scales", "bias", "activation"), ("a", "b", "d", "scale_a", "scale_b", "bias"), name_suffix="Q",
-        declared=True),
+        declared=True, block_scales=True),
+    Kind.FP8_GROUPED: KindSpec(
+        Kind.FP8_GROUPED, "fp8 x fp8, grouped", lambda a, b: is_fp8(a) and is_fp8(b),
+        lambda a: (DType.F32, DType.F16, DType.BF16), (Layout.TN,),
+        "fp8 operands must both be K-major (TN)", False,
+        ("scale_a", "scale_b", "bias", "activation", "groups"),
+        ("a", "b", "d", "scale_a", "scale_b", "bias", "group_index"), name_suffix="G", declared=True, grouped=True),
+    Kind.FP8_BLOCK_GROUPED: KindSpec(
+        Kind.FP8_BLOCK_GROUPED, "fp8 x fp8 with block scales, grouped", lambda a, b: is_fp8(a) and is_fp8(b),
+        lambda a: (DType.F32, DType.F16, DType.BF16), (Layout.TN,),
+        "fp8 operands must both be K-major (TN)", False,
+        ("block_scales", "bias", "activation", "groups"),
+        ("a", "b", "d", "scale_a", "scale_b", "bias", "group_index"), name_suffix="QG", declared=True,
+        block_scales=True, grouped=True),
 }
 assert KIND_INFO.keys() == set(Kind)
 assert all(spec.kind is kind for kind, spec in KIND_INFO.items())

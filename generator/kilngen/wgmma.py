@@ -29,7 +29,7 @@ SCALE_GROUP = 128  # K per block-scale group (kiln.h KILN_SCALE_GROUP)
 def block_scales(sol) -> bool:
     """Block-scaled fp8: each K-tile (one 128-K group) is summed alone, then promoted into the accumulators times
     its scales (kiln_gemm_wgmma.h, BLOCK_SCALES)."""
-    return sol.problem.kind is Kind.FP8_BLOCK
+    return sol.problem.spec.block_scales
 
 
 def swap(sol) -> bool:
@@ -51,7 +51,7 @@ LDS_LIMIT = 227 * 1024  # dynamic shared memory a CTA may have on sm_90a
 def tma_d(sol) -> bool:
     """Whether the kernel keeps each consumer's whole sub-tile of D in shared memory for the TMA-store epilogue
     (kiln_gemm_wgmma.h, TMA_D): no split-K, no prepacked B, and it fits beside the ring."""
-    if swap(sol) or sol.gsu != 1:
+    if swap(sol) or sol.gsu != 1 or sol.problem.spec.grouped:  # grouped: rows past a group's end are not stored
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
@@ -171,5 +171,10 @@ def _block_pk(sol):
         return "2 (ping-pong) waits on every K-tile of a block-scaled mainloop, which serializes the two consumers"
 
 
+def _grouped(sol):
+    if sol.problem.spec.grouped and sol.gsu != 1:
+        return f"{sol.gsu}: a grouped kernel walks whole (group, tile) pairs; split-K is not implemented for it (gsu 1)"
+
+
 RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
-         ("pk", _block_pk))
+         ("pk", _block_pk), ("gsu", _grouped))

@@ -23,7 +23,11 @@ kiln_kind kiln_problem_kind(kiln_dtype a, kiln_dtype b)
 kiln_kind kiln_problem_kind_of(const kiln_problem *p)
 {
     kiln_kind kind = kiln_problem_kind(p->a_type, p->b_type);
-    return kind == KILN_KIND_FP8_SCALED && p->scale_a == KILN_SCALE_BLOCK ? KILN_KIND_FP8_BLOCK : kind;
+    if (kind != KILN_KIND_FP8_SCALED)
+        return kind;
+    int block = p->scale_a == KILN_SCALE_BLOCK, grouped = p->group_mode != KILN_GROUP_NONE;
+    return grouped ? (block ? KILN_KIND_FP8_BLOCK_GROUPED : KILN_KIND_FP8_GROUPED)
+                   : (block ? KILN_KIND_FP8_BLOCK : KILN_KIND_FP8_SCALED);
 }
 
 kiln_work kiln_problem_work(const kiln_problem *p)
@@ -104,6 +108,10 @@ static kiln_status init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype 
     p->scale_b_stride_n = (k + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP;
     p->scale_b_stride_k = 1;
     p->scale_b_block_n = KILN_SCALE_GROUP;
+    /* Not grouped; group strides packed (kiln.h, "Grouped GEMM"). */
+    p->group_mode = KILN_GROUP_NONE;
+    p->groups = 0;
+    p->scale_a_stride_g = p->scale_b_stride_g = p->bias_stride_g = -1;
     return KILN_STATUS_SUCCESS;
 }
 
@@ -150,6 +158,8 @@ static kiln_status check_enums(const kiln_problem *p)
         return bad_flag("b_prepacked", p->b_prepacked);
     if (p->has_bias && !kiln_dtype_valid(p->bias_type))
         return bad_dtype("bias_type", p->bias_type);
+    if ((unsigned)p->group_mode >= (unsigned)KILN_GROUP_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "group_mode = %d is not a kiln_group_mode", (int)p->group_mode);
     return KILN_STATUS_SUCCESS;
 }
 
@@ -186,6 +196,83 @@ static kiln_status check_block_scales(const kiln_problem *p)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " must be in [0, 2^31 - 1]", names[i],
                              strides[i]);
     return KILN_STATUS_SUCCESS;
+}
+
+/* Grouped GEMM (kiln.h, "Grouped GEMM"): fp8 x fp8, one batch, at least one group, k >= 1, strides that keep the
+ * groups' outputs apart. */
+static kiln_status check_groups(const kiln_problem *p)
+{
+    if (p->group_mode == KILN_GROUP_NONE) {
+        if (p->groups != 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "groups = %" PRId64 " with group_mode = KILN_GROUP_NONE (set group_mode, or groups 0)",
+                             p->groups);
+        return KILN_STATUS_SUCCESS;
+    }
+    if (p->groups < 1 || p->groups > INT32_MAX)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "groups = %" PRId64 ": a grouped problem has 1 .. 2^31 - 1 groups",
+                         p->groups);
+    if (kiln_problem_kind(p->a_type, p->b_type) != KILN_KIND_FP8_SCALED)
+        return unsupported(p, "grouped GEMMs (group_mode) are fp8 x fp8");
+    if (p->batch != 1)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                         "batch = %" PRId64 ": a grouped problem has batch 1 (its groups take the place of batches)",
+                         p->batch);
+    if (p->k == 0)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "k = 0: a grouped problem needs k >= 1");
+    const char *names[3] = {"scale_a_stride_g", "scale_b_stride_g", "bias_stride_g"};
+    const int64_t strides[3] = {p->scale_a_stride_g, p->scale_b_stride_g, p->bias_stride_g};
+    for (int i = 0; i < 3; i++)
+        if (strides[i] < -1 || strides[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " must be -1 (packed) or in [0, 2^31 - 1]",
+                             names[i], strides[i]);
+    if (p->stride_b < 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "stride_b = %" PRId64 " is negative (the groups' B)", p->stride_b);
+    if (p->group_mode == KILN_GROUP_MASKED) {
+        int64_t d_matrix;
+        if (p->stride_a < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "stride_a = %" PRId64 " is negative (masked groups' A)",
+                             p->stride_a);
+        if (!mul_i64(p->m, p->ldd, &d_matrix))
+            return kiln_fail(KILN_STATUS_OVERFLOW, "m * ldd = %" PRId64 " * %" PRId64 " overflows int64", p->m,
+                             p->ldd);
+        if (p->groups > 1 && p->stride_d < d_matrix)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "stride_d = %" PRId64 " is less than m * ldd = %" PRId64 ": masked groups of D would "
+                             "overlap",
+                             p->stride_d, d_matrix);
+    }
+    return KILN_STATUS_SUCCESS;
+}
+
+int64_t kiln_problem_a_batches(const kiln_problem *p)
+{
+    return p->group_mode == KILN_GROUP_MASKED ? p->groups : p->batch;
+}
+
+int64_t kiln_problem_b_batches(const kiln_problem *p)
+{
+    return p->group_mode != KILN_GROUP_NONE ? p->groups : p->batch;
+}
+
+int64_t kiln_problem_select_m(const kiln_problem *p)
+{
+    if (p->group_mode == KILN_GROUP_CONTIGUOUS && p->groups > 0)
+        return (p->m + p->groups - 1) / p->groups;
+    return p->m;
+}
+
+void kiln_problem_group_strides(const kiln_problem *p, int64_t *sa, int64_t *sb, int64_t *bias)
+{
+    int64_t groups_k = (p->k + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP;
+    int64_t block_n = p->scale_b_block_n > 0 ? p->scale_b_block_n : 1;
+    int block = p->scale_a == KILN_SCALE_BLOCK;
+    /* packed sizes are products of values <= 2^31: they fit int64 */
+    *sa = p->scale_a_stride_g >= 0 ? p->scale_a_stride_g : block ? p->m * groups_k : p->m;
+    *sb = p->scale_b_stride_g >= 0 ? p->scale_b_stride_g : block ? (p->n + block_n - 1) / block_n * groups_k : p->n;
+    *bias = p->bias_stride_g >= 0 ? p->bias_stride_g : p->n;
+    if (p->group_mode == KILN_GROUP_CONTIGUOUS)
+        *sa = 0; /* scale_a rows are A's rows */
 }
 
 /* Which (a, b, d), layout and epilogue combinations kiln implements (kiln.h, "What is computed"). Anything no
@@ -232,7 +319,8 @@ static kiln_status check_types(const kiln_problem *p)
     if (p->has_bias && !is_f32_or_half(p->bias_type))
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "bias_type = %s: a bias is f32, f16 or bf16",
                          kiln_dtype_name(p->bias_type));
-    return check_block_scales(p);
+    kiln_status st = check_block_scales(p);
+    return st == KILN_STATUS_SUCCESS ? check_groups(p) : st;
 }
 
 /* Rows of B as stored and the row length its ld must cover. */
@@ -324,11 +412,12 @@ static kiln_status check_extents(const kiln_problem *p)
     int64_t b_rows, b_cols;
     b_shape(p, &b_rows, &b_cols);
     size_t ed = kiln_dtype_bytes(p->d_type);
-    kiln_status st = check_operand('A', p->stride_a, p->m, p->lda, p->k, kiln_dtype_bytes(p->a_type), p->batch);
+    int64_t ab = kiln_problem_a_batches(p), bb = kiln_problem_b_batches(p); /* grouped: per group */
+    kiln_status st = check_operand('A', p->stride_a, p->m, p->lda, p->k, kiln_dtype_bytes(p->a_type), ab);
     if (st == KILN_STATUS_SUCCESS)
-        st = check_operand('B', p->stride_b, b_rows, p->ldb, b_cols, kiln_dtype_bytes(p->b_type), p->batch);
+        st = check_operand('B', p->stride_b, b_rows, p->ldb, b_cols, kiln_dtype_bytes(p->b_type), bb);
     if (st == KILN_STATUS_SUCCESS)
-        st = check_operand('D', p->stride_d, p->m, p->ldd, p->n, ed, p->batch);
+        st = check_operand('D', p->stride_d, p->m, p->ldd, p->n, ed, ab);
     if (st == KILN_STATUS_SUCCESS && p->has_c)
         st = check_operand('C', p->stride_c, p->m, p->ldc, p->n, ed, p->batch);
     return st;

@@ -43,7 +43,8 @@ static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_wo
         return misaligned("args->d", a->d, ed);
     int64_t b_rows = p->layout == KILN_LAYOUT_TN ? p->n : p->k;
     int64_t b_cols = p->b_prepacked ? p->ldb : p->layout == KILN_LAYOUT_TN ? p->k : p->n;
-    if (!spans(a->d, extent(p->batch, p->stride_d, p->m, p->ldd, p->n, ed)))
+    int64_t ab = kiln_problem_a_batches(p), bb = kiln_problem_b_batches(p); /* grouped: per group */
+    if (!spans(a->d, extent(ab, p->stride_d, p->m, p->ldd, p->n, ed)))
         return kiln_fail(KILN_STATUS_OVERFLOW, "args->d = %p plus the extent of D wraps the address space", a->d);
     if (work == KILN_WORK_ZERO_D)
         return KILN_STATUS_SUCCESS; /* only D is written */
@@ -57,6 +58,10 @@ static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_wo
         return kiln_fail(KILN_STATUS_NULL_POINTER, "args->scale_b is NULL (scale_b = %d)", (int)p->scale_b);
     if (p->has_bias && !a->bias)
         return kiln_fail(KILN_STATUS_NULL_POINTER, "args->bias is NULL (has_bias = 1)");
+    if (p->group_mode != KILN_GROUP_NONE && !a->group_index)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->group_index is NULL (group_mode = %d)", (int)p->group_mode);
+    if (p->group_mode != KILN_GROUP_NONE && (uintptr_t)a->group_index % sizeof(int32_t))
+        return misaligned("args->group_index", a->group_index, sizeof(int32_t));
     if ((uintptr_t)a->a % ea)
         return misaligned("args->a", a->a, ea);
     if ((uintptr_t)a->b % eb)
@@ -69,8 +74,8 @@ static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_wo
         return misaligned("args->scale_b", a->scale_b, sizeof(float));
     if (p->has_bias && (uintptr_t)a->bias % kiln_dtype_bytes(p->bias_type))
         return misaligned("args->bias", a->bias, kiln_dtype_bytes(p->bias_type));
-    if (!spans(a->a, extent(p->batch, p->stride_a, p->m, p->lda, p->k, ea)) ||
-        !spans(a->b, extent(p->batch, p->stride_b, b_rows, p->ldb, b_cols, eb)) ||
+    if (!spans(a->a, extent(ab, p->stride_a, p->m, p->lda, p->k, ea)) ||
+        !spans(a->b, extent(bb, p->stride_b, b_rows, p->ldb, b_cols, eb)) ||
         (p->has_c && !spans(a->c, extent(p->batch, p->stride_c, p->m, p->ldc, p->n, ed))))
         return kiln_fail(KILN_STATUS_OVERFLOW, "an operand's pointer plus its extent wraps the address space");
     return KILN_STATUS_SUCCESS;
@@ -196,6 +201,13 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
         prm->sb_stride_k = p->scale_b_stride_k;
         prm->sb_block_n = (int32_t)p->scale_b_block_n;
         prm->sa_vec = p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 && (uintptr_t)a->scale_a % 16 == 0;
+    }
+    if (p->group_mode != KILN_GROUP_NONE) { /* kiln_check_problem bounds groups and the strides by INT32_MAX */
+        prm->group_mode = (int32_t)p->group_mode;
+        prm->groups = (int32_t)p->groups;
+        prm->group_index = a->group_index;
+        kiln_problem_group_strides(p, &prm->g_stride_sa, &prm->g_stride_sb, &prm->g_stride_bias);
+        prm->sa_vec = prm->sa_vec && prm->g_stride_sa % 4 == 0; /* each group's scale_a 16-byte aligned too */
     }
 }
 

@@ -95,7 +95,8 @@ static const char *const FAMILY_NAMES[KILN_FAMILY_COUNT] = {
 static const char *const LAUNCH_NAMES[KILN_LAUNCH_COUNT] = {[KILN_LAUNCH_PLAIN] = "plain", [KILN_LAUNCH_TMA] = "tma"};
 static const char *const KIND_NAMES[KILN_KIND_COUNT] = {
     [KILN_KIND_NONE] = "none", [KILN_KIND_FP8_SCALED] = "fp8_scaled", [KILN_KIND_MIXED_W8] = "mixed_w8",
-    [KILN_KIND_GEMM] = "gemm", [KILN_KIND_FP8_BLOCK] = "fp8_block_scaled",
+    [KILN_KIND_GEMM] = "gemm", [KILN_KIND_FP8_BLOCK] = "fp8_block_scaled", [KILN_KIND_FP8_GROUPED] = "fp8_grouped",
+    [KILN_KIND_FP8_BLOCK_GROUPED] = "fp8_block_grouped",
 };
 
 static const char *enum_name(const char *const *names, int count, int v)
@@ -128,8 +129,17 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
     g->grid_x = g->tiles_m * g->tiles_n; /* m, n <= INT32_MAX: fits */
     g->grid_z = p->batch * s->gsu;       /* batch <= KILN_DEFAULT_MAX_GRID_Z: fits */
     if (kiln_solution_wgmma(s)) {
-        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). */
-        g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
+        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). Grouped:
+         * a bound on the groups' tiles, whose sizes only the device knows (a contiguous group adds at most one
+         * partial tile row; a masked one has at most tiles_m). */
+        int64_t rows = g->grid_z;
+        if (p->group_mode == KILN_GROUP_CONTIGUOUS) {
+            rows = 1;
+            g->grid_x = (g->tiles_m + p->groups) * g->tiles_n; /* each factor <= 2^32: fits */
+        } else if (p->group_mode == KILN_GROUP_MASKED) {
+            rows = p->groups;
+        }
+        g->grid_x = rows <= INT64_MAX / g->grid_x ? g->grid_x * rows : INT64_MAX;
         g->grid_z = 1;
     }
     g->reduce_grid_x = 0;
@@ -261,6 +271,7 @@ typedef struct logic_set {
     const kiln_select_input *in;
     const kiln_logic **logics;
     int n;
+    kiln_problem sized; /* the problem as the logics' sizes see it: m = rows per group (kiln_problem_select_m) */
 } logic_set;
 
 static double log2_pos(int64_t v) { return log2((double)(v > 1 ? v : 1)); }
@@ -319,7 +330,7 @@ static int accepted(const kiln_tables *t, const candidate *c, int s)
 /* Tiers 1 and 2 from one logic's exact entries; *position numbers entries across logics (the tier-1 key). */
 static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, int *position)
 {
-    const kiln_problem *p = ls->in->problem;
+    const kiln_problem *p = &ls->sized;
     for (int i = 0; i < l->num_exact; i++, (*position)++) {
         const kiln_exact *e = &l->exact[i];
         if (!accepted(ls->t, c, e->solution))
@@ -384,7 +395,7 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
 {
     if (l->num_timings < 1 || l->neighbors < 1 || !l->timing_sizes || !l->timing_ms)
         return;
-    const kiln_problem *p = ls->in->problem;
+    const kiln_problem *p = &ls->sized;
     int sms = ls->in->sm_count > 0 ? ls->in->sm_count : KILN_MODEL_DEFAULT_SMS;
     int idx[KILN_MODEL_MAX_NEIGHBORS];
     double dist[KILN_MODEL_MAX_NEIGHBORS];
@@ -518,7 +529,13 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
           in->arch, kiln_dtype_name(p->a_type), kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type),
           p->layout == KILN_LAYOUT_TN ? "TN" : "NN", p->b_prepacked, p->m, p->n, p->k, p->batch);
 
-    logic_set ls = {t, in, calloc((size_t)(t->num_logics > 0 ? t->num_logics : 1), sizeof(const kiln_logic *)), 0};
+    if (p->group_mode != KILN_GROUP_NONE)
+        textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
+              p->group_mode == KILN_GROUP_CONTIGUOUS ? "contiguous" : "masked", p->groups, kiln_problem_select_m(p));
+
+    logic_set ls = {t, in, calloc((size_t)(t->num_logics > 0 ? t->num_logics : 1), sizeof(const kiln_logic *)), 0,
+                    *in->problem};
+    ls.sized.m = kiln_problem_select_m(in->problem);
     candidate *ranked = calloc((size_t)(t->num_solutions > 0 ? t->num_solutions : 1), sizeof *ranked);
     kiln_status st = ls.logics && ranked ? KILN_STATUS_SUCCESS : KILN_STATUS_INTERNAL_ERROR;
     for (int i = 0; st == KILN_STATUS_SUCCESS && i < t->num_logics; i++) {

@@ -46,10 +46,12 @@ typedef enum kiln_kind {
     KILN_KIND_FP8_SCALED, /* fp8 x fp8 of one family (OCP or FNUZ), with scales */
     KILN_KIND_MIXED_W8,   /* f16/bf16 x prepacked fp8 */
     KILN_KIND_GEMM,       /* f16 x f16 or bf16 x bf16 with alpha/beta */
-    KILN_KIND_FP8_BLOCK   /* fp8 x fp8 with block scales (KILN_SCALE_BLOCK), promoted every 128 of K */
+    KILN_KIND_FP8_BLOCK,  /* fp8 x fp8 with block scales (KILN_SCALE_BLOCK), promoted every 128 of K */
+    KILN_KIND_FP8_GROUPED,      /* grouped (MoE) fp8 x fp8 with tensor or row/column scales (group_mode) */
+    KILN_KIND_FP8_BLOCK_GROUPED /* grouped (MoE) fp8 x fp8 with block scales */
 } kiln_kind;
 /* Not an enumerator, so that a switch over the kinds need not list it. */
-#define KILN_KIND_COUNT ((int)KILN_KIND_FP8_BLOCK + 1)
+#define KILN_KIND_COUNT ((int)KILN_KIND_FP8_BLOCK_GROUPED + 1)
 
 /* Names of the enums above ("sm90", "wgmma", "tma", "fp8_scaled"; "unknown"/"none" for 0 and "?" out of range),
  * and the arch a name denotes (KILN_ARCH_UNKNOWN for NULL or a name kiln does not know). In select.c. */

@@ -66,11 +66,13 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
         return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "an empty or malformed problem has no tensor maps");
     /* A prepacked B's rows run to ldb (zero-padded K). */
     uint64_t b_cols = (uint64_t)(p->b_prepacked ? p->ldb : p->k);
-    kiln_reject r = operand_map('A', KILN_REJECT_ALIGN_A, ea, (uint64_t)p->k, (uint64_t)p->m, (uint64_t)p->batch,
-                                p->lda, p->stride_a, s->mt0, args ? args->a : NULL, &maps[0], why, why_len);
+    /* grouped problems: B has one matrix per group, and so do A and D when masked */
+    uint64_t ab = (uint64_t)kiln_problem_a_batches(p), bb = (uint64_t)kiln_problem_b_batches(p);
+    kiln_reject r = operand_map('A', KILN_REJECT_ALIGN_A, ea, (uint64_t)p->k, (uint64_t)p->m, ab, p->lda, p->stride_a,
+                                s->mt0, args ? args->a : NULL, &maps[0], why, why_len);
     if (r == KILN_FITS)
-        r = operand_map('B', KILN_REJECT_ALIGN_B, eb, b_cols, (uint64_t)p->n, (uint64_t)p->batch, p->ldb,
-                        p->stride_b, s->mt1, args ? args->b : NULL, &maps[1], why, why_len);
+        r = operand_map('B', KILN_REJECT_ALIGN_B, eb, b_cols, (uint64_t)p->n, bb, p->ldb, p->stride_b, s->mt1,
+                        args ? args->b : NULL, &maps[1], why, why_len);
     return r;
 }
 
@@ -85,7 +87,9 @@ static int d_box_bytes(void)
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
 {
     int ed = (int)kiln_dtype_bytes(p->d_type), box = d_box_bytes();
-    if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d)
+    /* grouped: a box's rows may cross a group's end, past which D is not written */
+    if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d ||
+        p->group_mode != KILN_GROUP_NONE)
         return 0;
     /* the kernel's TMA-store epilogue applies alpha and tensor scales only */
     if (p->has_c || p->has_bias || p->activation != KILN_ACT_NONE || p->scale_a == KILN_SCALE_VECTOR ||

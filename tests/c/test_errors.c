@@ -85,6 +85,40 @@ static void test_problem_texts(kiln_handle h)
     EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_SUCCESS, "");
 }
 
+/* Grouped problems (kiln.h, "Grouped GEMM"): every bad field is named with its value, at check time. */
+static void test_grouped_texts(kiln_handle h)
+{
+    kiln_problem p = fp8(1024, 256, 512), q;
+    p.group_mode = KILN_GROUP_CONTIGUOUS, p.groups = 8, p.stride_b = 256 * 512;
+    EXPECT_TEXT(h, kiln_check_problem(h, &p), KILN_STATUS_SUCCESS, "");
+    q = p, q.groups = 0;
+    EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE,
+                "kiln_check_problem: groups = 0: a grouped problem has 1 .. 2^31 - 1 groups");
+    q = p, q.group_mode = KILN_GROUP_NONE;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "groups = 8 with group_mode");
+    q = p, q.group_mode = (kiln_group_mode)3;
+    EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE,
+                "kiln_check_problem: group_mode = 3 is not a kiln_group_mode");
+    q = p, q.batch = 2;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_NOT_SUPPORTED, "batch = 2: a grouped problem has batch 1");
+    q = p, q.k = 0;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_NOT_SUPPORTED, "k = 0: a grouped problem needs k >= 1");
+    q = p, q.scale_b_stride_g = -2;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "scale_b_stride_g = -2 must be -1");
+    q = p, q.stride_b = -1;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "stride_b = -1 is negative");
+    q = p, q.group_mode = KILN_GROUP_MASKED, q.stride_a = 1024 * 512, q.stride_d = 1000;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "masked groups of D would overlap");
+    q = p, q.group_mode = KILN_GROUP_MASKED, q.stride_a = 1024 * 512, q.stride_d = 1024 * 256;
+    EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_SUCCESS, "");
+    kiln_problem_init(&q, BF16, BF16, BF16, TN, 64, 64, 64);
+    q.group_mode = KILN_GROUP_CONTIGUOUS, q.groups = 2;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_NOT_SUPPORTED, "grouped GEMMs (group_mode) are fp8 x fp8");
+    /* the B of every group must lie in the address space: a huge stride_b overflows */
+    q = p, q.stride_b = INT64_MAX / 4;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_OVERFLOW, "B");
+}
+
 static void test_call_texts(kiln_handle h)
 {
     kiln_problem p = fp8(4096, 4096, 4096), q;
@@ -225,6 +259,7 @@ int main(void)
     kiln_handle h = NULL;
     CHECK(kiln_create_with_backend(&h, &fake_backend) == KILN_STATUS_SUCCESS, "fake device");
     test_problem_texts(h);
+    test_grouped_texts(h);
     test_call_texts(h);
     test_thread_and_handles(h);
     test_explain_truncation(h);

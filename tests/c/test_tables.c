@@ -53,7 +53,8 @@ static void check_solution(int i)
     CHECK((s->launch == KILN_LAUNCH_TMA) == (s->family == KILN_FAMILY_WGMMA), "%s: launch kind of its family",
           s->name);
     CHECK(s->kind != KILN_KIND_NONE && (s->kind == kind_of(s->a_type, s->b_type, s->b_prepacked) ||
-                                        (s->kind == KILN_KIND_FP8_BLOCK &&
+                                        ((s->kind == KILN_KIND_FP8_BLOCK || s->kind == KILN_KIND_FP8_GROUPED ||
+                                          s->kind == KILN_KIND_FP8_BLOCK_GROUPED) &&
                                          kind_of(s->a_type, s->b_type, s->b_prepacked) == KILN_KIND_FP8_SCALED)),
           "%s: kind", s->name);
     CHECK(s->mt0 > 0 && s->mt1 > 0 && s->depth_u > 0 && s->threads > 0 && s->lds_bytes >= 0 && s->gsu > 0 &&

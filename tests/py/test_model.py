@@ -210,10 +210,12 @@ def test_kind_of_covers_every_pair():
     kinds = {(a, b): kind_of(a, b) for a, b in itertools.product(DType, DType)}
     assert kinds == {(a, b): expected_kind(a, b) for a, b in itertools.product(DType, DType)}
     counts = {kind: sum(1 for k in kinds.values() if k is kind) for kind in list(Kind) + [None]}
-    assert counts == {Kind.FP8_SCALED: 16, Kind.MIXED_W8: 8, Kind.GEMM: 2, Kind.FP8_BLOCK: 0, None: 49 - 26}
-    # a declared kind: the types alone never make it, declared it takes the same pairs as fp8_scaled
-    declared = {(a, b) for a, b in itertools.product(DType, DType) if kind_of(a, b, Kind.FP8_BLOCK)}
-    assert declared == {pair for pair, kind in kinds.items() if kind is Kind.FP8_SCALED}
+    assert counts == {Kind.FP8_SCALED: 16, Kind.MIXED_W8: 8, Kind.GEMM: 2, Kind.FP8_BLOCK: 0, Kind.FP8_GROUPED: 0,
+                      Kind.FP8_BLOCK_GROUPED: 0, None: 49 - 26}
+    # the declared kinds: the types alone never make them, declared they take the same pairs as fp8_scaled
+    for kind in (Kind.FP8_BLOCK, Kind.FP8_GROUPED, Kind.FP8_BLOCK_GROUPED):
+        declared = {(a, b) for a, b in itertools.product(DType, DType) if kind_of(a, b, kind)}
+        assert declared == {pair for pair, k in kinds.items() if k is Kind.FP8_SCALED}, kind
 
 
 def test_params_match_solution_fields():

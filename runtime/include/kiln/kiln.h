@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 2
+#define KILN_API_VERSION 3
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -75,6 +75,14 @@ typedef enum kiln_scale_mode {
     KILN_SCALE_COUNT = 4
 } kiln_scale_mode;
 
+/* Grouped GEMM (mixture-of-experts layers): "Grouped GEMM" at kiln_problem. */
+typedef enum kiln_group_mode {
+    KILN_GROUP_NONE = 0,
+    KILN_GROUP_CONTIGUOUS = 1, /* the groups' rows of A and D back to back; group_index[g] = end row of group g */
+    KILN_GROUP_MASKED = 2,     /* one m-row batch of A and D per group; group_index[g] = its valid rows */
+    KILN_GROUP_COUNT = 3
+} kiln_group_mode;
+
 typedef enum kiln_activation {
     KILN_ACT_NONE = 0,
     KILN_ACT_RELU = 1,
@@ -110,6 +118,24 @@ typedef struct kiln_problem {
     int64_t scale_a_stride_m, scale_a_stride_k;
     int64_t scale_b_stride_n, scale_b_stride_k;
     int64_t scale_b_block_n;
+    /* Grouped GEMM (group_mode != KILN_GROUP_NONE; fp8 x fp8, TN, batch 1, no C): `groups` GEMMs sharing n and k,
+     * group g with its own B[g] = b + g * stride_b ([groups][n][k]) and its rows of A and D, sized on the device by
+     * the int32 array args.group_index[groups], so that a launch does not depend on the counts (CUDA-graph safe):
+     *   KILN_GROUP_CONTIGUOUS: A [m][k] and D [m][n] hold the groups' rows back to back (m = all tokens); group g is
+     *     rows [end(g - 1), end(g)) with end(-1) = 0 and end(g) = group_index[g] (torch's `offs`), clamped into
+     *     [end(g - 1), m]: a decreasing offset makes an empty group, and rows past end(groups - 1) are not written.
+     *   KILN_GROUP_MASKED: A [groups][m][k] and D [groups][m][n] (stride_a, stride_d between groups; m = the rows
+     *     per group allocated); group g is rows [0, group_index[g]) of its batch, the count clamped into [0, m]
+     *     (a count above m computes m rows). Rows past the count are not written.
+     * Scales: tensor scales are shared; KILN_SCALE_VECTOR scale_a is per row of A (masked: scale_a[g][m] with groups
+     * scale_a_stride_g apart), scale_b per column of each group's B (scale_b_stride_g apart); block scales index rows
+     * as above and B's blocks per group (scale_b_stride_g apart; masked scale_a scale_a_stride_g apart). bias[g][n]:
+     * bias_stride_g apart (0: one bias for every group). A stride_g of -1 (kiln_problem_init's) is "packed": vector
+     * scale_a m, scale_b n; block scale_a m * ceil(k / 128), scale_b ceil(n / scale_b_block_n) * ceil(k / 128); bias n.
+     * Selection sizes a grouped problem by its rows per group: m / groups (contiguous) or m (masked). */
+    kiln_group_mode group_mode;
+    int64_t groups;
+    int64_t scale_a_stride_g, scale_b_stride_g, bias_stride_g;
 } kiln_problem;
 
 /* Device pointers for one run. alpha/beta are host values. */
@@ -119,6 +145,7 @@ typedef struct kiln_args {
     const float *scale_a, *scale_b; /* device pointers, per scale_a/scale_b mode */
     const void *bias;               /* device pointer or NULL */
     float alpha, beta;
+    const int32_t *group_index;     /* grouped problems: device int32[groups] (ends or counts, see kiln_problem) */
 } kiln_args;
 
 /* A chosen solution: a plain value that can be stored and passed back. */

@@ -35,8 +35,8 @@ Without a GPU, kiln.set_arch("sm90") makes queries and explains answer for that 
 """
 import sys
 
-from ._capi import (API_VERSION, Activation, DType, KilnError, Layout, ScaleMode, Status, kiln_algo, kiln_args,
-                    kiln_problem, last_error, library_available, library_path, load_library)
+from ._capi import (API_VERSION, Activation, DType, GroupMode, KilnError, Layout, ScaleMode, Status, kiln_algo,
+                    kiln_args, kiln_problem, last_error, library_available, library_path, load_library)
 from ._handle import (AlgoInfo, algo_by_name, close, device_arch, explain_problem, handle, make_problem,
                       query_problem, set_arch)
 from ._ops import (PREPACKED_LAYOUT, PackedB, Plan, TorchRequiredError, algos, explain, gemm, kiln_dtype, mixed_mm,
@@ -44,13 +44,15 @@ from ._ops import (PREPACKED_LAYOUT, PackedB, Plan, TorchRequiredError, algos, e
 from ._prepack import PREPACK_PERM, packed_k, prepack_numpy, prepack_reference
 from ._quant import quantize_fp8, quantize_per_block, quantize_per_token_group
 from ._blockscaled import block_scaled_mm, block_scaled_reference, scale_layout
+from ._grouped import grouped_mm, grouped_reference
 from ._types import FP8_NAMES, TORCH_DTYPE_NAME
-from . import _blockscaled, _library
+from . import _blockscaled, _grouped, _library
 
 __all__ = [
-    "API_VERSION", "Activation", "AlgoInfo", "DType", "FP8_NAMES", "KilnError", "Layout", "PREPACKED_LAYOUT",
+    "API_VERSION", "Activation", "AlgoInfo", "DType", "FP8_NAMES", "GroupMode", "KilnError", "Layout", "PREPACKED_LAYOUT",
     "PREPACK_PERM", "PackedB", "Plan", "ScaleMode", "Status", "TORCH_DTYPE_NAME", "TorchRequiredError", "algo_by_name",
     "algos", "block_scaled_mm", "block_scaled_reference", "close", "device_arch", "explain", "explain_problem", "gemm",
+    "grouped_mm", "grouped_reference",
     "handle", "kiln_algo", "kiln_args", "kiln_dtype", "kiln_problem", "last_error", "library_available",
     "library_path", "load_library", "make_problem", "mixed_mm", "packed_k", "plan", "prepack_b", "prepack_b_host",
     "prepack_numpy", "prepack_reference", "quantize_fp8", "quantize_per_block", "quantize_per_token_group", "query",
@@ -89,4 +91,5 @@ def _register_if_torch_is_loaded() -> None:
 
 
 _blockscaled._register_with_ops()
+_grouped._register_with_ops()
 _register_if_torch_is_loaded()

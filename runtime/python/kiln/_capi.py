@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 2  # KILN_API_VERSION this binding was written against
+API_VERSION = 3  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -58,6 +58,12 @@ class ScaleMode(enum.IntEnum):
     BLOCK = 3  # one float32 per group of 128 along K (kiln.h, "Block scales")
 
 
+class GroupMode(enum.IntEnum):
+    NONE = 0
+    CONTIGUOUS = 1  # the groups' rows back to back; group_index = end rows (torch's offs)
+    MASKED = 2      # one padded batch per group; group_index = valid rows (masked_m)
+
+
 class Activation(enum.IntEnum):
     NONE = 0
     RELU = 1
@@ -72,6 +78,7 @@ C_ENUMS = {
     Layout: "KILN_LAYOUT_",
     ScaleMode: "KILN_SCALE_",
     Activation: "KILN_ACT_",
+    GroupMode: "KILN_GROUP_",
 }
 
 _enum_t = ctypes.c_int  # every kiln enum is a plain C enum with small non-negative values: int-sized
@@ -94,9 +101,12 @@ class kiln_problem(CheckedStructure):
         ("scale_a_stride_m", ctypes.c_int64), ("scale_a_stride_k", ctypes.c_int64),
         ("scale_b_stride_n", ctypes.c_int64), ("scale_b_stride_k", ctypes.c_int64),
         ("scale_b_block_n", ctypes.c_int64),
+        ("group_mode", _enum_t),
+        ("groups", ctypes.c_int64),
+        ("scale_a_stride_g", ctypes.c_int64), ("scale_b_stride_g", ctypes.c_int64), ("bias_stride_g", ctypes.c_int64),
     ]
     _enums_ = {"a_type": DType, "b_type": DType, "d_type": DType, "layout": Layout, "scale_a": ScaleMode,
-               "scale_b": ScaleMode, "bias_type": DType, "activation": Activation}
+               "scale_b": ScaleMode, "bias_type": DType, "activation": Activation, "group_mode": GroupMode}
     _flags_ = frozenset({"has_bias", "has_c", "b_prepacked"})
 
     def __repr__(self) -> str:
@@ -116,6 +126,7 @@ class kiln_args(CheckedStructure):
         ("scale_a", ctypes.c_void_p), ("scale_b", ctypes.c_void_p),  # const float * on the device
         ("bias", ctypes.c_void_p),
         ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+        ("group_index", ctypes.c_void_p),  # const int32_t * on the device (grouped problems)
     ]
 
 
