@@ -233,6 +233,8 @@ static kiln_status check_groups(const kiln_problem *p)
         if (p->stride_a < 0)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "stride_a = %" PRId64 " is negative (masked groups' A)",
                              p->stride_a);
+        if (p->ldd < 0) /* check_leading names it */
+            return KILN_STATUS_SUCCESS;
         if (!mul_i64(p->m, p->ldd, &d_matrix))
             return kiln_fail(KILN_STATUS_OVERFLOW, "m * ldd = %" PRId64 " * %" PRId64 " overflows int64", p->m,
                              p->ldd);

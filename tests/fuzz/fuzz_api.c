@@ -125,6 +125,10 @@ static void overwrite(kiln_problem *p, uint8_t field, int64_t v)
     case 18: p->b_prepacked = (int)(v % 3); break;
     case 19: p->batch = v % 8; break;
     case 20: p->stride_a = p->stride_b = 0; break;
+    case 21: /* grouped (MoE): a mode (or one out of range) and a group count around the valid ones */
+        p->group_mode = (kiln_group_mode)(int)(v % 4);
+        p->groups = v % 9 - 1;
+        break;
     case 22: p->scale_a = p->scale_b = KILN_SCALE_BLOCK; break; /* block scales on both: the only valid pairing */
     case 23: p->scale_a_stride_m = v; break;
     case 24: p->scale_a_stride_k = v; break;
@@ -212,6 +216,9 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
                 "block scales: a block-scaled kernel and the problem's scale layout");
     else
         REQUIRE(s->kind != KILN_KIND_FP8_BLOCK, "a block-scaled kernel for a problem without block scales");
+    REQUIRE(p->group_mode == KILN_GROUP_NONE && g->group_mode == 0 && g->groups == 0 && g->group_index == NULL &&
+                s->kind != KILN_KIND_FP8_GROUPED && s->kind != KILN_KIND_FP8_BLOCK_GROUPED,
+            "a grouped launch (the fake tables have no grouped kernel) or grouped fields on a dense one");
     REQUIRE(l->grid[1] == 1 && l->grid[0] >= 1 && l->grid[0] <= INT32_MAX && l->grid[2] >= 1 && l->grid[2] <= 65535,
             "grid within the device limits");
     __int128 tiles = (__int128)tm * tn;
