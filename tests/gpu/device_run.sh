@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-machine session: build the library for the device, run the GPU suite, compute-sanitizer, the benchmark.
 # Usage (on the GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tests/gpu/device_run.sh [bench args]
+#   KILN_BENCH=moe: bench_moe.py (block-scaled and grouped) instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the
+#   attention harness, KILN_SKIP_SANITIZERS=1 / KILN_SKIP_BENCH=1 the sanitizers / the benchmark.
 # Writes under $OUT: build.log, pytest.log, gpu_run.jsonl, memcheck.log, racecheck.log, bench.json/.md.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
@@ -36,12 +38,27 @@ fi
 # Sanitizers on a representative slice (every kernel family and the split-K path), not the whole sweep.
 if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     KILN_GPU_LOG= timeout "${KILN_MEMCHECK_TIMEOUT:-240}" compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
-        tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py tests/gpu/test_empty.py -x >"$OUT/memcheck.log" 2>&1
+        tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py tests/gpu/test_empty.py \
+        tests/gpu/test_grouped.py -x >"$OUT/memcheck.log" 2>&1
     echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
     timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
     echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
 fi
 
+# FP8 attention (mma family, standalone until the generator takes attention): the harness checks against float64
+# references and times the FlashAttention shapes (tests/gpu/attn/attn_standalone.cu).
+if [ "${KILN_SKIP_ATTN:-0}" != 1 ]; then
+    if nvcc -O3 -std=c++17 -arch=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o "$OUT/attn" >"$OUT/attn_build.log" 2>&1; then
+        timeout "${KILN_ATTN_TIMEOUT:-240}" "$OUT/attn" >"$OUT/attn.log" 2>&1
+        echo "attention rc=$?: $(tail -1 "$OUT/attn.log")"
+    else
+        echo "attention: harness did not build"; tail -20 "$OUT/attn_build.log"
+    fi
+fi
+
 if [ "${KILN_SKIP_BENCH:-0}" != 1 ]; then
-    "$PY" bench/bench_gemm.py --out "$OUT/bench" "$@" 2>&1 | tail -25
+    case "${KILN_BENCH:-gemm}" in
+    gemm) "$PY" bench/bench_gemm.py --out "$OUT/bench" "$@" 2>&1 | tail -25 ;;
+    moe) "$PY" bench/bench_moe.py --out-dir "$OUT" "$@" 2>&1 | tail -25 ;;  # block-scaled and grouped MoE parts
+    esac
 fi
