@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import attention
 from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, NameError_, decode, fnv1a64
 
 # -nogpulib -nogpuinc: no ROCm device libraries or HIP headers (kiln_device.h spells the device vocabulary with clang
@@ -352,12 +353,19 @@ def lds_occupancy(arch: Arch, lds: int, waves_per_wg: int) -> int:
 
 
 def _launch(function: str):
-    """(dynamic LDS bytes, threads, occupancy target) the runtime launches a kernel of this name with."""
+    """(dynamic LDS bytes, threads, occupancy target, matrix instructions it must hold or None) the runtime launches
+    a kernel of this name with. Attention kernels (attention.py) name the fp8 MFMA their header's products need."""
+    if attention.is_attention_name(function):
+        try:
+            sol = attention.decode(function)
+        except attention.AttnNameError as exc:
+            raise NameError_(str(exc)) from None
+        return sol.lds_bytes, sol.threads, sol.occ, sol.spec.matrix_ops(sol)
     gemm = function[:-len("_reduce")] if function.endswith("_reduce") else function
     sol = decode(gemm)
     if function.endswith("_reduce"):
-        return 0, 256, 0
-    return sol.lds_bytes, sol.threads, sol.occ
+        return 0, 256, 0, None
+    return sol.lds_bytes, sol.threads, sol.occ, None
 
 
 def resources(arch: Arch, remarks: dict, notes: dict, kds: dict, listing: dict) -> tuple[list, list]:
@@ -366,7 +374,7 @@ def resources(arch: Arch, remarks: dict, notes: dict, kds: dict, listing: dict) 
     wave = FAMILIES[ARCH_INFO[arch].family].wave
     for func, r in remarks.items():
         try:
-            dynamic, threads, target = _launch(func)
+            dynamic, threads, target, want_ops = _launch(func)
         except NameError_ as exc:
             problems.append(f"{func}: not a kiln kernel name ({exc})")
             continue
@@ -397,6 +405,9 @@ def resources(arch: Arch, remarks: dict, notes: dict, kds: dict, listing: dict) 
                             f"{occ_lds}) is under the declared {max(1, target)}")
         if f["denorm32"] != 3:
             problems.append(f"{func}: f32 denormal mode {f['denorm32']}; fp8 subnormals would widen to 0")
+        if want_ops is not None and set(ops) != want_ops:
+            problems.append(f"{func}: matrix instructions {', '.join(ops) or 'none'}; expected "
+                            f"{', '.join(sorted(want_ops))}")
     if not out:
         problems.append("no kernel-resource-usage remarks in the compiler output")
     return out, problems

@@ -22,16 +22,22 @@ def load_tree(root: Path):
     return load(root)
 
 
+def load_attention(root: Path):
+    from .attention_yaml import load_tree as load
+    return load(root)
+
+
 def _tree(root: Path):
     from . import render
     files = load_tree(root)
-    return files, render.render_tree(files, root / "templates")
+    return files, render.render_tree(files, root / "templates", load_attention(root))
 
 
 def cmd_generate(args) -> int:
     root = Path(args.root)
     files, tree = _tree(root)
     kernels = sum(1 for rel in tree if rel.endswith(".hip"))
+    attention = len(load_attention(root))
 
     def progress(i, n, rel):
         if not args.quiet:
@@ -39,7 +45,7 @@ def cmd_generate(args) -> int:
 
     from . import render
     written, removed = render.write_tree(root / "generated", tree, progress)
-    print(f"kiln: {len(files)} solution files, {kernels} kernels; {written} files written, {removed} removed, "
+    print(f"kiln: {len(files)} solution files + {attention} attention files, {kernels} kernels; {written} files written, {removed} removed, "
           f"{len(tree) - written} unchanged")
     return 0
 
@@ -86,16 +92,23 @@ def cmd_list(args) -> int:
                     print(f"{sol.name}  threads={sol.threads} lds={sol.lds_bytes} source={sf.source}")
                 else:
                     print(sol.name)
+    for af in load_attention(Path(args.root)):
+        if args.arch and af.arch.value != args.arch:
+            continue
+        for sol in af.ci if args.ci else af.solutions:
+            print(f"{sol.name}  threads={sol.threads} lds={sol.lds_bytes} source={af.source}" if args.verbose
+                  else sol.name)
     return 0
 
 
 def cmd_decode(args) -> int:
+    from . import attention
     try:
-        sol = decode(args.name)
-    except NameError_ as exc:
+        params = (attention.as_dict(attention.decode(args.name)) if attention.is_attention_name(args.name)
+                  else as_dict(decode(args.name)))
+    except (NameError_, attention.AttnNameError) as exc:
         print(f"kiln decode: {exc}", file=sys.stderr)
         return 2
-    params = as_dict(sol)
     if args.json:
         print(json.dumps(params, indent=2))
     else:
@@ -211,7 +224,7 @@ def main(argv=None) -> int:
     ra = sub.add_parser("report-amd", help="write docs/amd-kernels.md from a build's AMD resource files")
     ra.add_argument("--build", required=True, help="the CMake build directory")
     ra.add_argument("--output", default=str(REPO / "docs" / "amd-kernels.md"))
-    co = sub.add_parser("compile", help="(build step) compile one kernel and check its resources")
+    co = sub.add_parser("compile", help="(build step) compile one kernel (GEMM or attention) and check its resources")
     for opt in ("arch", "compiler", "include", "source", "output", "log"):
         co.add_argument(f"--{opt}", required=True)
     co.add_argument("--objdump", help="AMD: llvm-objdump for the instruction mix (default: next to the compiler)")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jinja2
 
+from . import attention as attn
 from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Kind, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
@@ -91,8 +92,27 @@ def kernel_path(sol: Solution) -> str:
     return f"{sol.arch.value}/{sol.name}.hip"
 
 
-def render_tree(files, templates: Path) -> dict[str, str]:
-    """All of generated/, as {relative path: text}."""
+def attention_order(files) -> list:
+    """Every attention kernel of the files (attention_yaml.AttnFile), by arch in kiln's Arch order and then in file
+    and YAML order: the order of the C table, whose earlier entries the runtime prefers."""
+    rank = {arch: i for i, arch in enumerate(Arch)}
+    return sorted((sol for af in files for sol in af.solutions), key=lambda s: rank[s.arch])
+
+
+def render_attention(files, env: jinja2.Environment, out: dict) -> None:
+    """The attention kernels' sources and generated/attention.c (always written: libkiln links it, empty or not)."""
+    for af in files:
+        for sol in af.solutions:
+            template = env.get_template(attn.FAMILIES[sol.family].template)
+            out[kernel_path(sol)] = template.render(source=af.source, k=attn.view(sol))
+    rows = [attn.table_row(sol) for sol in attention_order(files)]
+    out["attention.c"] = env.get_template("attention.c.j2").render(
+        solutions=rows, sources=sorted(af.source for af in files))
+
+
+def render_tree(files, templates: Path, attention=()) -> dict[str, str]:
+    """All of generated/, as {relative path: text}: the GEMM kernels and tables of `files` (schema.SolutionFile) and
+    the attention kernels and table of `attention` (attention_yaml.AttnFile)."""
     env = environment(templates)
     out: dict[str, str] = {}
     index: dict[str, int] = {}
@@ -119,6 +139,7 @@ def render_tree(files, templates: Path) -> dict[str, str]:
             })
     sources = sorted({sf.source for sf in files})
     out["dispatch.c"] = env.get_template("dispatch.c.j2").render(solutions=rows, logics=logics, sources=sources)
+    render_attention(attention, env, out)
 
     per_arch: dict[str, list[str]] = {a.value: [] for a in Arch}
     ci: dict[str, list[str]] = {a.value: [] for a in Arch}
@@ -129,6 +150,12 @@ def render_tree(files, templates: Path) -> dict[str, str]:
                     per_arch[sol.arch.value].append(sol.name)
                 if i in sf.ci and sol.name not in ci[sol.arch.value]:
                     ci[sol.arch.value].append(sol.name)
+    for af in attention:
+        for sol in af.solutions:
+            per_arch[sol.arch.value].append(sol.name)
+            if sol in af.ci:
+                ci[sol.arch.value].append(sol.name)
+    sources = sorted(sources + [af.source for af in attention])
     archs = [{"name": a.value, "vendor": ARCH_INFO[a].vendor.value, "offload": ARCH_INFO[a].offload,
               "kernels": sorted(per_arch[a.value]), "ci": sorted(ci[a.value])} for a in Arch]
     out["kernels.cmake"] = env.get_template("kernels.cmake.j2").render(archs=archs, sources=sources)

@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from .attention import is_attention_name
 from .buildtools_amd import WIDTHS, parse_line
 from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, Vendor, decode
 
@@ -60,7 +61,8 @@ def amd_report(build: Path, root: Path) -> str:
         for log in sorted((build / "code" / arch.value).glob("*.resources.txt")):
             for line in log.read_text().splitlines():
                 fields = parse_line(line)
-                if not fields["function"].endswith("_reduce"):
+                # Attention kernels (Attn_...) have their own checks (tests/py/test_attention_gen.py); this page is the GEMMs'.
+                if not fields["function"].endswith("_reduce") and not is_attention_name(fields["function"]):
                     lines[fields["function"]] = fields
     built = [a for a in AMD_ARCHS if any(decode(f).arch is a for f in lines)]
     out = [

@@ -1,0 +1,295 @@
+"""Attention forward kernels: the frozen AttnSolution whose name is its identity, its inverse (decode), one record per
+family (header, template, threads, LDS, rules, expected instructions) and the parameter catalogue.
+
+The kernels are the hand-written device headers device/kiln_attn_mma.h (NVIDIA mma.sync fp8) and
+device/kiln_attn_mfma.h (gfx942 fp8 MFMA); a generated translation unit instantiates one Config of one of them. Every
+rule here restates a static_assert of its header (the generated unit static_asserts the shared memory and threads
+computed here against the header's own constants), so a solution that passes these rules compiles.
+
+This module needs no YAML reader (the build steps decode names with it); solution files are read by attention_yaml.py.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from typing import Callable
+
+from .model import fnv1a64
+from .vocab import AMD_INFO, ARCH_INFO, DTYPE_BY_CODE, DTYPE_INFO, Arch, DType, Family, c_enum
+
+HEAD_DIMS = (64, 128, 256)
+OUTPUTS = (DType.BF16, DType.F16)
+NAME_PREFIX = "Attn"
+
+
+@dataclass(frozen=True)
+class AttnParam:
+    """One solution parameter: its YAML key, name token, default (None: required) and what it means."""
+    field: str
+    token: str
+    default: object
+    doc: str
+
+
+# Catalogue order is name order. head_dim, bm and bn belong to every family; the rest to the families naming them.
+PARAMS = (
+    AttnParam("head_dim", "D", None, "head dimension D of Q, K and V (64, 128 or 256)"),
+    AttnParam("bm", "BM", None, "query rows per workgroup"),
+    AttnParam("bn", "BN", None, "keys per K/V tile"),
+    AttnParam("warps", "W", None, "mma: warps per CTA; each owns 16 query rows (bm = 16 * warps)"),
+    AttnParam("stages", "S", 2, "mfma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS)"),
+    AttnParam("occ", "OCC", 2, "mfma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build checks "
+                               "the occupancy reaches it"),
+)
+PARAM = {p.field: p for p in PARAMS}
+COMMON = ("head_dim", "bm", "bn")
+
+
+@dataclass(frozen=True)
+class AttnFamily:
+    """Everything that differs between attention kernel families."""
+    family: Family
+    header: str                          # device header holding the kernel
+    template: str                        # templates/<template>: one translation unit
+    params: tuple                        # parameters beyond COMMON, catalogue order
+    threads: Callable[["AttnSolution"], int]
+    lds_bytes: Callable[["AttnSolution"], int]   # the header's SMEM_BYTES / LDS_BYTES formula
+    rules: Callable[["AttnSolution"], list]      # [(field, why)] of a solution the header would refuse
+    constants: Callable[["AttnSolution"], tuple]  # (Config constant, value) in the order the header documents
+    matrix_ops: Callable[["AttnSolution"], frozenset]  # AMD: matrix instructions the code object must hold
+
+    @property
+    def fields(self) -> tuple:
+        return COMMON + self.params
+
+
+def _mma_lds(s: "AttnSolution") -> int:
+    """kiln_attn_mma.h: two stages of K and V tiles (bn x D bytes each), stage 1 overlaid by Q (bm x D bytes)."""
+    stage = 2 * s.bn * s.head_dim
+    return stage + max(stage, s.bm * s.head_dim)
+
+
+def _mma_rules(s: "AttnSolution") -> list:
+    out = []
+    if not 1 <= s.warps <= 32:
+        out.append(("warps", f"{s.warps} must be in 1..32 (32 * warps threads, at most 1024)"))
+    elif s.bm != 16 * s.warps:
+        out.append(("bm", f"{s.bm} must be 16 * warps = {16 * s.warps} (each warp owns 16 query rows)"))
+    if s.bn < 32 or s.bn % 32:
+        out.append(("bn", f"{s.bn} must be a positive multiple of 32 (whole k32 steps of P V)"))
+    return out
+
+
+def _mma_constants(s: "AttnSolution") -> tuple:
+    return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("WARPS", s.warps), ("MIN_BLOCKS", MMA_MIN_BLOCKS))
+
+
+# __launch_bounds__' second argument: 1 for every mma kernel (the spill-free configs run one CTA per SM at D = 256
+# and are register-bound elsewhere). Fixed here rather than a parameter, so it is not in the names.
+MMA_MIN_BLOCKS = 1
+MFMA_WAVES = 4
+
+
+def _mfma_m(s: "AttnSolution") -> int:
+    """Query rows per wave: the MFMA block (32: 32x32x16, 16: 16x16x32)."""
+    return s.bm // MFMA_WAVES
+
+
+def _mfma_lds(s: "AttnSolution") -> int:
+    """kiln_attn_mfma.h: per buffer, K (bn x D bytes) and V^T (D x bn bytes)."""
+    return s.stages * 2 * s.bn * s.head_dim
+
+
+def _mfma_rules(s: "AttnSolution") -> list:
+    out = []
+    m = _mfma_m(s)
+    if s.bm not in (64, 128):
+        out.append(("bm", f"{s.bm} must be 128 (32x32x16 MFMA) or 64 (16x16x32 MFMA): 4 waves of 32 or 16 rows"))
+    elif s.bn not in (32, 64, 128) or s.bn % m or (s.bn // (8 * (64 // m))) % 2:
+        allowed = "32, 64 or 128" if m == 32 else "64 or 128"
+        out.append(("bn", f"{s.bn} must be {allowed} with bm {s.bm} (whole key blocks and 16-byte V^T reads)"))
+    if s.stages not in (1, 2):
+        out.append(("stages", f"{s.stages} must be 1 or 2 (LDS buffers)"))
+    most = AMD_INFO[s.arch].max_waves_per_simd
+    if not 1 <= s.occ <= most:
+        out.append(("occ", f"{s.occ} must be in 1..{most} (waves per SIMD on {s.arch.value})"))
+    return out
+
+
+def _mfma_constants(s: "AttnSolution") -> tuple:
+    return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
+
+
+_MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}
+
+
+def _mfma_ops(s: "AttnSolution") -> frozenset:
+    """S^T = K Q^T in the input type on both sides; O^T += V^T P^T with P in e4m3fnuz (fp8) as the B operand."""
+    shape = "32x32x16" if _mfma_m(s) == 32 else "16x16x32"
+    f = _MFMA_FP8[s.qkv]
+    return frozenset({f"v_mfma_f32_{shape}_{f}_{f}", f"v_mfma_f32_{shape}_{f}_fp8"})
+
+
+FAMILIES = {
+    Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
+                           threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,
+                           constants=_mma_constants, matrix_ops=lambda s: frozenset()),
+    Family.MFMA: AttnFamily(Family.MFMA, "kiln_attn_mfma.h", "attn_mfma.hip.j2", ("stages", "occ"),
+                            threads=lambda s: 64 * MFMA_WAVES, lds_bytes=_mfma_lds, rules=_mfma_rules,
+                            constants=_mfma_constants, matrix_ops=_mfma_ops),
+}
+assert all(spec.family is family for family, spec in FAMILIES.items())
+assert all(p in PARAM for spec in FAMILIES.values() for p in spec.params)
+
+# The archs with attention kernels and their family (the one each header compiles for).
+ARCH_FAMILY = {Arch.SM90: Family.MMA, Arch.SM89: Family.MMA, Arch.GFX942: Family.MFMA}
+assert all(f in ARCH_INFO[a].families for a, f in ARCH_FAMILY.items())
+
+
+def qkv_types(arch: Arch) -> tuple:
+    """The fp8 types an arch's attention kernels read: its fp8 encodings (OCP on NVIDIA, FNUZ on gfx942)."""
+    speaks = ARCH_INFO[arch].fp8_formats
+    return tuple(t for t in DType if DTYPE_INFO[t].fp8 == speaks)
+
+
+@dataclass(frozen=True)
+class AttnSolution:
+    arch: Arch
+    family: Family
+    qkv: DType        # Q, K and V
+    o: DType          # output
+    head_dim: int
+    bm: int
+    bn: int
+    warps: int = 0    # the parameters a family does not take stay 0 (and are not in its names)
+    stages: int = 0
+    occ: int = 0
+
+    @property
+    def spec(self) -> AttnFamily:
+        return FAMILIES[self.family]
+
+    @property
+    def name(self) -> str:
+        parts = [NAME_PREFIX, DTYPE_INFO[self.qkv].code + DTYPE_INFO[self.o].code]
+        parts += [PARAM[f].token + str(getattr(self, f)) for f in self.spec.fields]
+        parts += [self.family.value.upper(), self.arch.value.upper()]
+        return "_".join(parts)
+
+    @property
+    def threads(self) -> int:
+        return self.spec.threads(self)
+
+    @property
+    def lds_bytes(self) -> int:
+        return self.spec.lds_bytes(self)
+
+    def problems(self) -> list:
+        """[(field, why)]: what the arch and the family's header refuse (empty for a buildable solution)."""
+        out = []
+        family = ARCH_FAMILY.get(self.arch)
+        if family is None:
+            out.append(("arch", f"{self.arch.value} has no attention kernels (archs: "
+                                f"{', '.join(a.value for a in ARCH_FAMILY)})"))
+            return out
+        if self.family is not family:
+            out.append(("family", f"{self.arch.value}'s attention family is {family.value}, not {self.family.value}"))
+            return out
+        if self.qkv not in qkv_types(self.arch):
+            out.append(("qkv", f"{self.qkv.value} is not an fp8 type {self.arch.value} reads; use "
+                               f"{' or '.join(t.value for t in qkv_types(self.arch))}"))
+        if self.o not in OUTPUTS:
+            out.append(("o", f"{self.o.value} is not an attention output; use bf16 or f16"))
+        if self.head_dim not in HEAD_DIMS:
+            out.append(("head_dim", f"{self.head_dim} must be 64, 128 or 256"))
+        for f in ("bm", "bn") + self.spec.params:
+            if getattr(self, f) < 1:
+                out.append((f, f"{getattr(self, f)} must be positive"))
+        unused = [f.name for f in fields(self) if f.name in PARAM and f.name not in self.spec.fields
+                  and getattr(self, f.name)]
+        out += [(f, f"the {self.family.value} family takes no {f}") for f in unused]
+        if out:
+            return out
+        out += self.spec.rules(self)
+        limit = ARCH_INFO[self.arch].lds_limit
+        if not out and self.lds_bytes > limit:
+            out.append(("bn", f"head_dim {self.head_dim}, bm {self.bm}, bn {self.bn} need {self.lds_bytes} bytes of "
+                              f"shared memory; {self.arch.value} allows {limit}"))
+        return out
+
+
+class AttnNameError(ValueError):
+    pass
+
+
+_TYPES = re.compile(r"^(F8N|B8N|F8|B8)(B|H)$")
+_TOKEN = re.compile(r"^([A-Z]+)([0-9]+)$")
+
+
+def is_attention_name(name: str) -> bool:
+    return name.startswith(NAME_PREFIX + "_")
+
+
+def decode(name: str) -> AttnSolution:
+    """Inverse of AttnSolution.name. Raises AttnNameError naming what it could not read."""
+    tokens = name.split("_")
+    if len(tokens) < 4 or tokens[0] != NAME_PREFIX:
+        raise AttnNameError(f"{name}: not an attention kernel name ({NAME_PREFIX}_<types>_..._<FAMILY>_<ARCH>)")
+    m = _TYPES.match(tokens[1])
+    if not m:
+        raise AttnNameError(f"{name}: unknown type token {tokens[1]}")
+    qkv, o = (DTYPE_BY_CODE[c] for c in m.groups())
+    try:
+        family, arch = Family(tokens[-2].lower()), Arch(tokens[-1].lower())
+    except ValueError as exc:
+        raise AttnNameError(f"{name}: {exc}") from None
+    if family not in FAMILIES:
+        raise AttnNameError(f"{name}: {family.value} has no attention kernels")
+    wanted = FAMILIES[family].fields
+    body = tokens[2:-2]
+    if len(body) != len(wanted):
+        raise AttnNameError(f"{name}: expected {len(wanted)} parameters for {family.value}, got {len(body)}")
+    values = {}
+    for field, tok in zip(wanted, body):
+        t = _TOKEN.match(tok)
+        if not t or t.group(1) != PARAM[field].token:
+            raise AttnNameError(f"{name}: expected {PARAM[field].token}<int>, got {tok}")
+        values[field] = int(t.group(2))
+    sol = AttnSolution(arch=arch, family=family, qkv=qkv, o=o, **values)
+    if sol.name != name:
+        raise AttnNameError(f"{name}: not in canonical form (re-encodes as {sol.name})")
+    return sol
+
+
+def as_dict(sol: AttnSolution) -> dict:
+    """Parameters of a solution as plain values (kiln-gen decode / list)."""
+    out = {"name": sol.name, "arch": sol.arch.value, "family": sol.family.value, "kind": "attention",
+           "qkv": sol.qkv.value, "o": sol.o.value}
+    out.update({f: getattr(sol, f) for f in sol.spec.fields})
+    out.update(threads=sol.threads, lds_bytes=sol.lds_bytes)
+    return out
+
+
+# --- what the templates and the C table substitute ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttnView:
+    name: str
+    header: str
+    t8: str
+    to: str
+    constants: tuple
+    threads: int
+    lds_bytes: int
+
+
+def view(sol: AttnSolution) -> AttnView:
+    return AttnView(name=sol.name, header=sol.spec.header, t8=DTYPE_INFO[sol.qkv].device_type,
+                    to=DTYPE_INFO[sol.o].device_type, constants=sol.spec.constants(sol), threads=sol.threads,
+                    lds_bytes=sol.lds_bytes)
+
+
+def table_row(sol: AttnSolution) -> dict:
+    return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
+            "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
+            "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes}
