@@ -12,6 +12,12 @@
 // Block-scaled fp8 (Config::BLOCK_SCALES, DepthU = 128 = the scale group): a K tile's scales travel with it (one
 // float per thread read with the tile, written after it to LDS: MT0 row scales of A, MT1 column scales of B), and
 // each K tile is summed alone into zeroed registers, then added to the accumulators times its row and column scales.
+//
+// Grouped (Config::GROUPED, MoE; kiln_schedule.h "groups"): workgroup x takes tile x of the walk over the groups' tiles
+// (Schedule::of_group_index, from a fresh cursor) and exits at once when x is past the last group (the whole workgroup:
+// every thread walks the same group_index). A's rows start at the group's row (batch: 0 contiguous, g masked), B is
+// matrix g, and the group's scale and bias rows are taken by moving their pointers (group_params). Rows past the
+// group's end are computed from what A holds there and not stored (WorkTile.m_end).
 #ifndef KILN_AMD_GEMM_H
 #define KILN_AMD_GEMM_H
 
@@ -26,6 +32,10 @@ template <class C, class = void> struct BlockScaled { static constexpr bool valu
 template <class C> struct BlockScaled<C, decltype((void)C::BLOCK_SCALES)> {
     static constexpr bool value = C::BLOCK_SCALES;
 };
+
+// Config::GROUPED (grouped fp8, MoE): likewise.
+template <class C, class = void> struct GroupedConfig { static constexpr bool value = false; };
+template <class C> struct GroupedConfig<C, decltype((void)C::GROUPED)> { static constexpr bool value = C::GROUPED; };
 
 template <class C, class Op> struct AmdGemm {
     using TA = typename C::TA;
@@ -55,6 +65,8 @@ template <class C, class Op> struct AmdGemm {
     // Block-scaled fp8: each K tile's scales (MT0 of A's rows, then MT1 of B's columns) ride with the tile, a strip of
     // floats after B's tile in the same LDS buffer (Solution.lds_bytes counts it).
     static constexpr bool BLOCK = BlockScaled<C>::value;
+    static constexpr bool GROUPED = GroupedConfig<C>::value;
+    static_assert(!GROUPED || (C::GSU == 1 && !C::B_PACKED), "grouped kernels: no split-K, no prepacked B");
     static_assert(!BLOCK || C::DU == 128, "a block-scaled K-tile is one 128-K scale group");
     static constexpr int SCALES = BLOCK ? C::MT0 + C::MT1 : 0;  // floats of one K tile's strip
     static constexpr int SCALE_N = BLOCK ? ceil_div(SCALES, THREADS) : 1;  // per thread (unused without BLOCK)
@@ -267,15 +279,39 @@ template <class C, class Op> struct AmdGemm {
         lds_barrier();
     }
 
-    KILN_DEVICE static void run(const kiln_gemm_params &p, uint8_t *lds) {
+    // Grouped: the parameters as group w.group sees them: its rows of scale_a (masked; contiguous ones are A's rows),
+    // its columns of scale_b and its bias row. Tensor scales are one float for every group.
+    KILN_DEVICE static kiln_gemm_params group_params(const kiln_gemm_params &p, const WorkTile &w) {
+        kiln_gemm_params q = p;
+        if (p.scale_a_mode == SCALE_VECTOR || p.scale_a_mode == SCALE_BLOCK) q.scale_a += w.group * p.g_stride_sa;
+        if (p.scale_b_mode == SCALE_VECTOR || p.scale_b_mode == SCALE_BLOCK) q.scale_b += w.group * p.g_stride_sb;
+        if (p.bias) {
+            const int64_t bytes = p.bias_type == DT_F32 ? 4 : 2;
+            q.bias = (const uint8_t *)p.bias + w.group * p.g_stride_bias * bytes;
+        }
+        return q;
+    }
+
+    // The workgroup's tile (kiln_schedule.h), its K loop and epilogue. B is matrix w.group (the batch, or the group);
+    // D's rows from w.m_end on are not stored.
+    KILN_DEVICE static void run(const kiln_gemm_params &params, uint8_t *lds) {
         const int tid = thread_x(), lane = tid % WAVE, wave = tid / WAVE;
         const int wm = wave % C::WG0, wn = wave / C::WG0;
         Span s;
-        s.w = Sched::of_block(p);  // iters = 0 when K = 0: no reads, no LDS writes, the epilogue stores zeros
+        kiln_gemm_params grouped;  // GROUPED: the group's view of params (group_params)
+        if constexpr (GROUPED) {
+            // Uniform over the workgroup (same block_x, same group_index): all of it returns, before any barrier.
+            GroupCursor c;
+            if (!Sched::of_group_index(params, block_x(), c, s.w)) return;
+            grouped = group_params(params, s.w);
+        } else {
+            s.w = Sched::of_block(params);  // iters = 0 when K = 0: no reads, no LDS writes, the epilogue stores zeros
+        }
+        const kiln_gemm_params &p = GROUPED ? grouped : params;
         const int batch = s.w.batch, split = s.w.split;
         s.kb = Sched::k_extent(p);  // K extent of B's rows (prepacked: padded to 16)
         s.ga = (const uint8_t *)p.a + (int64_t)batch * p.stride_a * EA;
-        s.gb = (const uint8_t *)p.b + (int64_t)batch * p.stride_b * EB;
+        s.gb = (const uint8_t *)p.b + (int64_t)s.w.group * p.stride_b * EB;
 
         Acc acc[FM][FN];
 #pragma unroll
@@ -318,7 +354,7 @@ template <class C, class Op> struct AmdGemm {
                 for (int e = 0; e < Op::ACC; ++e) {
                     const int row = s.w.m0 + wm * WTM + fm * Op::M + Op::acc_row(lane, e);
                     const int col = s.w.n0 + wn * WTN + fn * Op::N + Op::acc_col(lane, e);
-                    if (row >= p.m || col >= p.n) continue;
+                    if (row >= s.w.m_end || col >= p.n) continue;
                     if constexpr (C::GSU > 1)
                         partial[(int64_t)row * p.n + col] = acc[fm][fn][e];
                     else

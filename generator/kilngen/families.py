@@ -32,7 +32,7 @@ def _ring_lds(sol) -> int:
 def _amd_lds(sol) -> int:
     """Per LDS buffer: A's and B's tiles and, for block-scaled fp8, the K tile's scales (MT0 + MT1 floats: see
     kiln_amd_gemm.h)."""
-    scales = 4 * (sol.mt[0] + sol.mt[1]) if sol.problem.kind is Kind.FP8_BLOCK else 0
+    scales = 4 * (sol.mt[0] + sol.mt[1]) if sol.problem.spec.block_scales else 0
     return sol.stages * (sol.lds_tile_bytes("a") + sol.lds_tile_bytes("b") + scales)
 
 
@@ -124,7 +124,8 @@ FAMILIES = {
     Family.MFMA: FamilySpec(
         Family.MFMA, wave=64, template="kernel_mfma.hip.j2", device_header="kiln_gemm_mfma.h",
         default_mi=((32, 32, 16), (32, 32, 8)), rules=rules.MFMA_RULES, native_fp8=_native_mfma, mma_op=_mfma_op,
-        kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK), **_AMD),
+        kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED, Kind.FP8_BLOCK_GROUPED),
+        **_AMD),
     Family.WMMA: FamilySpec(
         Family.WMMA, wave=32, template="kernel_wmma.hip.j2", device_header="kiln_gemm_wmma.h",
         default_mi=((16, 16, 16), (16, 16, 16)), rules=rules.WMMA_RULES, native_fp8=_native_arch,

@@ -238,29 +238,36 @@ def _occ(sol):
         return f"{sol.occ} waves per SIMD is over {sol.arch.value}'s {limit}"
 
 
-def _mfma_block_arch(sol):
-    """Block-scaled fp8 (kiln_amd_gemm.h, BLOCK_SCALES) sums each 128-K group with the fp8 MFMA: an arch without one
-    (gfx90a) has no such kernels."""
-    if sol.problem.kind is Kind.FP8_BLOCK and not ARCH_INFO[sol.arch].fp8_mma:
-        return (f"{sol.arch.value} has no fp8 MFMA, so no {Kind.FP8_BLOCK.value} kernels (each 128-K group is "
-                f"summed by the fp8 MFMA)")
+def _mfma_fp8_arch(sol):
+    """Block-scaled fp8 (kiln_amd_gemm.h, BLOCK_SCALES) sums each 128-K group with the fp8 MFMA, and the grouped
+    kernels are fp8 MFMA kernels: an arch without one (gfx90a) has neither."""
+    spec = sol.problem.spec
+    if (spec.block_scales or spec.grouped) and not ARCH_INFO[sol.arch].fp8_mma:
+        return (f"{sol.arch.value} has no fp8 MFMA, so no {sol.problem.kind.value} kernels (block-scaled and grouped "
+                f"kernels run the fp8 MFMA)")
 
 
 def _mfma_block_mi(sol):
-    if sol.problem.kind is Kind.FP8_BLOCK and sol.mi not in MFMA_FP8:
+    if sol.problem.spec.block_scales and sol.mi not in MFMA_FP8:
         return (f"{_fmt(sol.mi)}: a block-scaled kernel sums each K-tile with the fp8 MFMA ([32, 32, 16] or "
                 f"[16, 16, 32])")
 
 
 def _mfma_block_depth(sol):
     """Each K-tile is one 128-K scale group, summed alone and promoted into the f32 accumulators times its scales."""
-    if sol.problem.kind is Kind.FP8_BLOCK and sol.mt[2] != 128:
+    if sol.problem.spec.block_scales and sol.mt[2] != 128:
         return f"DepthU {sol.mt[2]}: a block-scaled kernel promotes once per K-tile, so DepthU is 128"
+
+
+def grouped_gsu(sol):
+    """A grouped kernel (wgmma and mfma families) walks whole (group, tile) pairs: no split-K."""
+    if sol.problem.spec.grouped and sol.gsu != 1:
+        return f"{sol.gsu}: a grouped kernel walks whole (group, tile) pairs; split-K is not implemented for it (gsu 1)"
 
 
 _AMD_RULES = (("wg", _workgroup_size("waves")), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")),
               ("mt", _mma_depth), ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp),
               ("occ", _occ))
-MFMA_RULES = ((("mi", _mfma_block_arch), ("mi", _mfma_mi), ("mi", _mfma_block_mi), ("mt", _mfma_block_depth))
-              + _AMD_RULES)
+MFMA_RULES = ((("mi", _mfma_fp8_arch), ("mi", _mfma_mi), ("mi", _mfma_block_mi), ("mt", _mfma_block_depth),
+               ("gsu", grouped_gsu)) + _AMD_RULES)
 WMMA_RULES = (("mi", _wmma_mi),) + _AMD_RULES

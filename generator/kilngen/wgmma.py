@@ -3,7 +3,7 @@ persistent): its geometry, its instruction and its rules. families.py names thes
 else asks for the family by name."""
 from __future__ import annotations
 
-from .rules import _bytes_of, _fmt, _operands
+from .rules import _bytes_of, _fmt, _operands, grouped_gsu
 from .vocab import DTYPE_INFO, DType, Kind
 
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
@@ -171,10 +171,5 @@ def _block_pk(sol):
         return "2 (ping-pong) waits on every K-tile of a block-scaled mainloop, which serializes the two consumers"
 
 
-def _grouped(sol):
-    if sol.problem.spec.grouped and sol.gsu != 1:
-        return f"{sol.gsu}: a grouped kernel walks whole (group, tile) pairs; split-K is not implemented for it (gsu 1)"
-
-
 RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
-         ("pk", _block_pk), ("gsu", _grouped))
+         ("pk", _block_pk), ("gsu", grouped_gsu))

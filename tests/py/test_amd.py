@@ -70,7 +70,7 @@ def per_tile(sol) -> dict:
         straight = sol.lds_unroll_major(op) == (op == "a" or sol.problem.layout.value == "TN")
         if straight:
             out[f"dswrite{8 * vw}"] = out.get(f"dswrite{8 * vw}", 0) + reads_per_thread(sol, op)
-    if sol.problem.kind is Kind.FP8_BLOCK:
+    if sol.problem.spec.block_scales:
         scales = math.ceil((sol.mt[0] + sol.mt[1]) / sol.threads)
         for key in ("gload32", "dswrite32"):
             out[key] = out.get(key, 0) + scales
@@ -319,11 +319,36 @@ def test_block_scaled_kernels_compile_here(tmp_path):
             assert reduce["scratch"] == reduce["vgpr_spill"] == reduce["sgpr_spill"] == "0" and reduce["lds"] == "0"
 
 
-def test_no_block_scaled_kernels_without_an_fp8_mfma():
-    """gfx90a (CDNA2) has no fp8 MFMA: the generator refuses block-scaled solutions for it (bad_yaml/
-    kind_block_gfx90a.yaml), so its library has no block-scaled kernel and kiln_query answers NOT_SUPPORTED
-    (test_block_scaled_host.py)."""
+@pytest.mark.skipif(not (CLANG and OBJDUMP), reason="clang-19 / llvm-objdump-19 not installed (.ci/deps.sh installs "
+                                                     "clang-19 lld-19 llvm-19)")
+@pytest.mark.parametrize("source", ["fp8_grouped.yaml", "fp8_block_grouped.yaml"])
+def test_grouped_kernels_compile_here(tmp_path, source):
+    """Every grouped (MoE) kernel of gfx942, compiled and checked without the build: no scratch or spills, LDS and
+    occupancy, the fp8 MFMA in the main loop with the read plan's loads and LDS writes per K tile (block-scaled: and
+    their scales)."""
+    from kilngen.schema import load_file
+    sols = load_file(REPO / "solutions" / "gfx942" / source, REPO).solutions
+    assert sols and all(s.problem.spec.grouped and s.gsu == 1 for s in sols)
+    assert {s.mt[0] for s in sols} >= {32, 128} or {s.mt[0] for s in sols} >= {16, 128}, "small and large groups"
+    for sol in sols:
+        out, log = tmp_path / f"{sol.name}.co", tmp_path / f"{sol.name}.txt"
+        assert ba.compile_kernel(Arch.GFX942, CLANG, str(REPO / "device"),
+                                 str(REPO / "generated" / "gfx942" / f"{sol.name}.hip"), str(out), str(log),
+                                 OBJDUMP) == 0, log.read_text() if log.exists() else sol.name
+        lines = {f["function"]: f for f in (ba.parse_line(x) for x in log.read_text().splitlines())}
+        assert list(lines) == [sol.name], "no split-K reduce kernel"
+        check_kernel(lines[sol.name], sol.name)
+        assert lines[sol.name]["ops"].endswith("_fp8_fp8"), lines[sol.name]["ops"]
+
+
+FP8_MFMA_KINDS = (Kind.FP8_BLOCK, Kind.FP8_GROUPED, Kind.FP8_BLOCK_GROUPED)
+
+
+def test_no_block_scaled_or_grouped_kernels_without_an_fp8_mfma():
+    """gfx90a (CDNA2) has no fp8 MFMA: the generator refuses block-scaled and grouped solutions for it (bad_yaml/
+    kind_block_gfx90a.yaml; rules._mfma_fp8_arch), so its library has none of these kernels and kiln_query answers
+    NOT_SUPPORTED (test_block_scaled_host.py, test_grouped_host.py)."""
     from kilngen.schema import load_tree
     kinds = {(s.arch, s.problem.kind) for f in load_tree(REPO) for s in f.solutions}
-    assert (Arch.GFX942, Kind.FP8_BLOCK) in kinds
-    assert not any((arch, Kind.FP8_BLOCK) in kinds for arch in AMD_ARCHS if not ARCH_INFO[arch].fp8_mma)
+    assert all((Arch.GFX942, k) in kinds for k in FP8_MFMA_KINDS)
+    assert not any((arch, k) in kinds for arch in AMD_ARCHS if not ARCH_INFO[arch].fp8_mma for k in FP8_MFMA_KINDS)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kilngen import schema
-from kilngen.model import ARCH_INFO, FAMILIES, Arch, DType, Family, Kind, Layout, Problem, Vendor
+from kilngen.model import ARCH_INFO, FAMILIES, KIND_INFO, Arch, DType, Family, Kind, Layout, Problem, Vendor
 from kilngen.schema import SchemaError, load_file, load_tree
 
 HERE = Path(__file__).resolve().parent
@@ -254,9 +254,9 @@ def test_committed_amd_solutions_cover_every_amd_arch():
     archs = {sf.arch for sf in files if ARCH_INFO[sf.arch].vendor is Vendor.AMD}
     assert archs == {a for a in Arch if ARCH_INFO[a].vendor is Vendor.AMD}
     kinds = {(sf.arch, p.kind) for sf in files for p in sf.problems}
-    for arch in archs:  # every kind its families implement (block-scaled fp8 where the arch has an fp8 MFMA)
+    for arch in archs:  # every kind its families implement (block-scaled and grouped fp8 where the arch has an fp8 MFMA)
         implemented = {k for f in ARCH_INFO[arch].families for k in FAMILIES[f].kinds
-                       if k is not Kind.FP8_BLOCK or ARCH_INFO[arch].fp8_mma}
+                       if not (KIND_INFO[k].block_scales or KIND_INFO[k].grouped) or ARCH_INFO[arch].fp8_mma}
         assert {(arch, k) for k in implemented} <= kinds, arch
     assert all(sf.ci < frozenset(range(len(sf.lines))) or len(sf.lines) == 1 for sf in files
                if ARCH_INFO[sf.arch].vendor is Vendor.AMD), "every AMD file names a ci subset"
