@@ -63,6 +63,13 @@ class AttnFamily:
         return COMMON + self.params
 
 
+# __launch_bounds__' second argument, fixed for every mma kernel: 1 asks ptxas for no occupancy, so it may use up to
+# 255 registers a thread (the shipped configs take 121-255 and none spills); a higher value would cap the registers.
+# Not a parameter, so not in the names.
+MMA_MIN_BLOCKS = 1
+MFMA_WAVES = 4  # kiln_attn_mfma.h: 4 waves of 64 lanes
+
+
 def _mma_lds(s: "AttnSolution") -> int:
     """kiln_attn_mma.h: two stages of K and V tiles (bn x D bytes each), stage 1 overlaid by Q (bm x D bytes)."""
     stage = 2 * s.bn * s.head_dim
@@ -83,11 +90,6 @@ def _mma_rules(s: "AttnSolution") -> list:
 def _mma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("WARPS", s.warps), ("MIN_BLOCKS", MMA_MIN_BLOCKS))
 
-
-# __launch_bounds__' second argument: 1 for every mma kernel (the spill-free configs run one CTA per SM at D = 256
-# and are register-bound elsewhere). Fixed here rather than a parameter, so it is not in the names.
-MMA_MIN_BLOCKS = 1
-MFMA_WAVES = 4
 
 
 def _mfma_m(s: "AttnSolution") -> int:
@@ -120,7 +122,8 @@ def _mfma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
 
 
-_MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}
+_MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
+assert set(_MFMA_FP8) == {t for t in DType if DTYPE_INFO[t].fp8 == ARCH_INFO[Arch.GFX942].fp8_formats}
 
 
 def _mfma_ops(s: "AttnSolution") -> frozenset:
@@ -258,6 +261,8 @@ def decode(name: str) -> AttnSolution:
     sol = AttnSolution(arch=arch, family=family, qkv=qkv, o=o, **values)
     if sol.name != name:
         raise AttnNameError(f"{name}: not in canonical form (re-encodes as {sol.name})")
+    for field, why in sol.problems()[:1]:  # a name no solution file could have made
+        raise AttnNameError(f"{name}: {field}: {why}")
     return sol
 
 

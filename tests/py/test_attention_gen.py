@@ -107,6 +107,8 @@ def test_name_spells_the_parameters():
     "Attn_F8B_D128_BM128_BN64_W8_WGMMA_SM90",     # no attention kernels of that family
     "Attn_F8B_D128_BM128_BN64_W8_MMA_SM91",       # unknown arch
     "Attn_F8B_BM128_D128_BN64_W8_MMA_SM90",       # tokens out of order
+    "Attn_F8B_D128_BM128_BN64_W9_MMA_SM90",       # canonical, but bm is not 16 * warps
+    "Attn_F8NB_D128_BM128_BN64_W8_MMA_SM90",      # FNUZ on an NVIDIA arch
     "Cijk_Alik_Bljk_F8F8B_MT128x128x64",
 ])
 def test_malformed_names_are_refused(name):
