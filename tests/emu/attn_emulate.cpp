@@ -3,6 +3,8 @@
 // tests/py/test_attn_emulation.py:
 //   clang++-19 -std=c++20 -D__gfx942__ -DKILN_EMU_KERNEL_FILE='"<tu>.hip"' -DKILN_EMU_KERNEL=<name> ... fp8.o
 // where the translation unit defines `Config` and instantiates KILN_ATTN_MFMA_KERNEL(<name>, Config).
+// The RDNA kernels (device/kiln_attn_wmma.h, KILN_ATTN_WMMA_KERNEL) build the same way with -D__gfx1201__ or
+// -D__gfx1151__: wave32, OCP fp8 inputs, and on gfx12 v_cvt_pk_fp8_f32 writes OCP e4m3 (emulated below).
 //
 // Usage: attn_emulate HQ HKV CAUSAL VARLEN DESCALE LSE SEED LQ LK
 //   LQ, LK: comma-separated lengths, one per sequence (the batch); without VARLEN they must all be equal.
@@ -14,6 +16,37 @@
 // <max abs error>"; exits 1 when an element is wrong, unwritten or written outside its row, or an error is over the
 // gate (relative L2 2.5e-2, lse 1e-2).
 #include "amd_emu.h"
+
+#if defined(__gfx1200__) || defined(__gfx1201__)
+// gfx12's v_cvt_pk_fp8_f32 (RDNA4 ISA) converts to OCP e4m3: bias 7, normals from 2^-6, subnormal step 2^-9, largest
+// finite 448, -0 kept; round to nearest even. As with amd_emu.h's FNUZ form, values past +-448 (where the clamp bit
+// decides) stop the emulator.
+namespace emu {
+inline uint32_t f32_to_e4m3(float x) {
+    const float a = std::fabs(x);
+    if (!(a <= 448.f)) {
+        std::fprintf(stderr, "emu: gfx12 v_cvt_pk_fp8_f32 of %g (beyond +-448: the clamp bit decides)\n", x);
+        std::abort();
+    }
+    int e;
+    std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+    const float step = std::ldexp(1.f, (e - 1 > -6 ? e - 1 : -6) - 3);
+    const float r = std::nearbyint(a / step) * step;  // ties to even (the default rounding mode)
+    uint32_t mag = 0;
+    if (r != 0.f) {
+        const float f = std::frexp(r, &e);  // r = f * 2^e, f in [0.5, 1)
+        mag = e - 1 < -6 ? (uint32_t)(r * 512.f) : (uint32_t)(e - 1 + 7) << 3 | ((uint32_t)(f * 16.f) & 7u);
+    }
+    return mag | (std::signbit(x) ? 0x80u : 0u);
+}
+inline int cvt_pk_e4m3(float a, float b, int old, bool hi) {
+    const uint32_t pair = f32_to_e4m3(a) | f32_to_e4m3(b) << 8, o = (uint32_t)old;
+    return (int)(hi ? (o & 0xffffu) | pair << 16 : (o & 0xffff0000u) | pair);
+}
+}  // namespace emu
+#undef __builtin_amdgcn_cvt_pk_fp8_f32
+#define __builtin_amdgcn_cvt_pk_fp8_f32(a, b, old, hi) emu::cvt_pk_e4m3(a, b, old, hi)
+#endif
 
 #include KILN_EMU_KERNEL_FILE
 
@@ -44,11 +77,20 @@ extern "C" __bf16 __truncsfbf2(float x) {
 
 namespace {
 
+#if defined(KILN_ATTN_WMMA_H)
+using A = kiln::AttnWmma<Config>;
+constexpr int WAVE = 32;
+#else
 using A = kiln::AttnMfma<Config>;
+constexpr int WAVE = 64;
+#endif
 using T8 = Config::T8;
 using TO = Config::TO;
 constexpr int D = Config::D;
-constexpr kiln_dtype FP8 = std::is_same_v<T8, kiln_e4m3fnuz> ? KILN_DTYPE_E4M3FNUZ : KILN_DTYPE_E5M2FNUZ;
+constexpr kiln_dtype FP8 = std::is_same_v<T8, kiln_e4m3fnuz> ? KILN_DTYPE_E4M3FNUZ
+                           : std::is_same_v<T8, kiln_e5m2fnuz> ? KILN_DTYPE_E5M2FNUZ
+                           : std::is_same_v<T8, kiln_e4m3>     ? KILN_DTYPE_E4M3
+                                                               : KILN_DTYPE_E5M2;
 constexpr kiln_dtype OUT = std::is_same_v<TO, kiln_f16> ? KILN_DTYPE_F16 : KILN_DTYPE_BF16;
 
 float out_value(TO x) { return (float)x; }
@@ -57,14 +99,14 @@ void run_workgroup(const kiln_attn_params &p, int bx, int by, int bz) {
     static emu::Workgroup w;
     std::barrier<> all(A::THREADS);
     std::vector<std::unique_ptr<std::barrier<>>> waves;
-    for (int i = 0; i < A::THREADS / 64; ++i) {
-        waves.push_back(std::make_unique<std::barrier<>>(64));
+    for (int i = 0; i < A::THREADS / WAVE; ++i) {
+        waves.push_back(std::make_unique<std::barrier<>>(WAVE));
         w.wave[i] = waves.back().get();
     }
     w.all = &all;
-    w.wave_size = 64;
-    w.waves = A::THREADS / 64;
-    std::memset(kiln::kiln_amd_lds, 0xFF, sizeof kiln::kiln_amd_lds);  // stale LDS reads as -240 / -57344
+    w.wave_size = WAVE;
+    w.waves = A::THREADS / WAVE;
+    std::memset(kiln::kiln_amd_lds, 0xFF, sizeof kiln::kiln_amd_lds);  // stale LDS reads as -240 / -57344 (OCP: NaN)
     std::vector<std::thread> ts;
     for (int t = 0; t < A::THREADS; ++t)
         ts.emplace_back([&, t] {
@@ -83,8 +125,41 @@ std::vector<int> lengths(const char *s) {
     return out;
 }
 
+#if defined(__gfx1200__) || defined(__gfx1201__)
+// gfx12: the emulated OCP conversion against fp8.c (e4m3, saturating) on both sides of every rounding boundary, +-0,
+// +-448 and at random, and the word select.
+int check_cvt_ocp() {
+    std::vector<float> xs = {0.f, -0.f, 448.f, -448.f, std::ldexp(1.f, -10), std::ldexp(3.f, -11),
+                             std::ldexp(1.f, -11), std::ldexp(5.f, -11)};
+    for (int c = 0; c < 0x7e; ++c) {
+        const float a = kiln_fp8_to_f32(KILN_DTYPE_E4M3, (uint8_t)c);
+        const float b = kiln_fp8_to_f32(KILN_DTYPE_E4M3, (uint8_t)(c + 1));
+        const float mid = (a + b) / 2;
+        for (float x : {a, b, mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e9f)})
+            xs.push_back(x), xs.push_back(-x);
+    }
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(0.f, 448.f);
+    for (int i = 0; i < 100000; ++i) xs.push_back(i % 2 ? u(rng) : std::ldexp(u(rng), -(int)(rng() % 24)));
+    int bad = 0;
+    for (float x : xs) {
+        const uint32_t got = emu::f32_to_e4m3(x), want = kiln_f32_to_fp8(KILN_DTYPE_E4M3, x, 1);
+        if (got != want && bad++ < 10) std::fprintf(stderr, "cvt %a: emulator 0x%02x, fp8.c 0x%02x\n", x, got, want);
+    }
+    const int pk = emu::cvt_pk_e4m3(1.f, -2.f, 0x12345678, true);
+    if (pk != (int)(0x5678u | (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3, 1.f, 1) << 16 |
+                    (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3, -2.f, 1) << 24))
+        ++bad, std::fprintf(stderr, "cvt_pk word select: 0x%08x\n", pk);
+    std::printf("cvt checked %zu values, %d mismatches (OCP e4m3)\n", xs.size(), bad);
+    return bad ? 1 : 0;
+}
+#endif
+
 // The emulated conversion against fp8.c on both sides of every rounding boundary of e4m3fnuz and at random.
 int check_cvt() {
+#if defined(__gfx1200__) || defined(__gfx1201__)
+    return check_cvt_ocp();
+#endif
     std::vector<float> xs = {0.f, -0.f, 240.f, -240.f, std::ldexp(1.f, -11), std::ldexp(3.f, -12),
                              std::ldexp(1.f, -12), std::ldexp(5.f, -12)};
     for (int c = 0; c < 0x7f; ++c) {

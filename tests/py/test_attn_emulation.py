@@ -13,6 +13,13 @@
    Gate: relative L2 of O <= 2.5e-2 (rounding P to e4m3fnuz alone costs about 2% on diffuse attention), lse max
    abs error <= 1e-2. Each case's numbers are printed (pytest -rP shows them).
 
+The RDNA kernels (device/kiln_attn_wmma.h, wave32) get the same two proofs (test_rdna_*): gfx1201 (fp8 WMMA, P
+requantized to OCP e4m3 as 256 * P; gate 2.5e-2 like gfx942) and gfx1151 (no fp8 WMMA: Q, K, V widened to f16 after
+the LDS read, P kept in f16; no P requantization, so tight gates: 2.5e-3 with bf16 output, where about 1.7e-3 is
+measured, nearly all of it the output's rounding, and 5e-4 with f16 output, 2.5e-4 measured), each for D = 64, 128,
+256 (every case) plus an e5m2 / f16-output variant (the short list); code objects with no scratch, LDS within 64 KiB,
+occupancy at least the config's, the intended v_wmma in the main loop.
+
 Run with: /usr/bin/python3 -m pytest tests/py/test_attn_emulation.py -q -rP"""
 import concurrent.futures
 import os
@@ -25,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from kilngen import buildtools_amd as ba
-from kilngen.model import Arch
+from kilngen.model import ARCH_INFO, Arch
 
 REPO = Path(__file__).resolve().parents[2]
 CXX = shutil.which("clang++-19")
@@ -52,6 +59,14 @@ class Cfg:
     @property
     def m(self) -> int:  # query rows per wave: the MFMA block
         return self.bm // 4
+
+    @property
+    def arch(self) -> str:  # the -D__<arch>__ of the emulation build
+        return "gfx942"
+
+    @property
+    def every_case(self) -> bool:  # every case of CASES, or the SHORT ones
+        return self.t8 == "e4m3fnuz" and self.to == "bf16" and self.bm == 128
 
     def source(self) -> str:
         return (f'#include "kiln_attn_mfma.h"\n\nnamespace {{\nstruct Config {{\n'
@@ -87,8 +102,7 @@ SHORT = {"gqa_129x129_b2", "causal_77x200", "varlen", "varlen_causal_empty_rows"
 
 
 def cases_of(cfg: Cfg) -> list:
-    every = cfg.t8 == "e4m3fnuz" and cfg.to == "bf16" and cfg.bm == 128
-    return [c for c in CASES if every or c[0] in SHORT]
+    return [c for c in CASES if cfg.every_case or c[0] in SHORT]
 
 
 def fp8_object(out: Path) -> str:
@@ -102,7 +116,7 @@ def build_and_run(cfg: Cfg, fp8: str, out: Path) -> dict:
     tu = out / f"{cfg.name}.hip"
     tu.write_text(cfg.source())
     exe = out / cfg.name
-    cmd = [CXX, "-std=c++20", "-O1", "-w", "-D__gfx942__", f'-DKILN_EMU_KERNEL_FILE="{tu}"',
+    cmd = [CXX, "-std=c++20", "-O1", "-w", f"-D__{cfg.arch}__", f'-DKILN_EMU_KERNEL_FILE="{tu}"',
            f"-DKILN_EMU_KERNEL={cfg.name}", "-I", str(REPO / "tests" / "emu"), "-I", str(REPO / "device"), "-I",
            str(REPO / "runtime" / "include"), str(REPO / "tests" / "emu" / "attn_emulate.cpp"), fp8, "-lpthread",
            "-o", str(exe)]
@@ -189,5 +203,146 @@ def test_gfx942_code_object(emulated, cfg, tmp_path):
     assert loop_mix["mfma"] == loop_mfma_per_tile(cfg), loop_mix
     assert count("v_cvt_pk_fp8_f32") == cfg.bn // (64 // cfg.m) // 2  # two P values per conversion
     assert count("ds_bpermute_b32") == {32: 1, 16: 2}[cfg.m]  # the row max over the lane groups
+    assert loop_mix["gload128"] > 0 and loop_mix["dsread128"] > 0
+    assert not any(loop_mix[f"gstore{w}"] for w in ba.WIDTHS)
+
+
+# --- RDNA: gfx1201 (fp8 WMMA) and gfx1151 (f16 WMMA on widened fp8), device/kiln_attn_wmma.h --------------------------
+
+@dataclass(frozen=True)
+class WmmaCfg:
+    arch: str  # gfx1201 or gfx1151
+    d: int
+    bm: int  # 16 query rows per wave: 4 or 8 waves of 32 lanes
+    bn: int
+    stages: int
+    occ: int
+    t8: str = "e4m3"
+    to: str = "bf16"
+
+    @property
+    def name(self) -> str:
+        return f"kiln_attn_fwd_d{self.d}_bm{self.bm}_bn{self.bn}_s{self.stages}_{self.t8}_{self.to}_{self.arch}"
+
+    @property
+    def every_case(self) -> bool:
+        return self.t8 == "e4m3" and self.to == "bf16"
+
+    @property
+    def gate(self) -> float:
+        """Relative L2 of O. gfx1201: P in e4m3 (~2.3% on diffuse attention). gfx1151: P in f16, so the output's
+        rounding dominates: about 1.7e-3 measured with bf16 output, 2.5e-4 with f16; the gates sit just above."""
+        if self.arch == "gfx1201":
+            return 2.5e-2
+        return 2.5e-3 if self.to == "bf16" else 5e-4
+
+    @property
+    def threads(self) -> int:
+        return 2 * self.bm
+
+    @property
+    def lds_bytes(self) -> int:  # K and V^T per buffer; gfx1151 keeps Q in LDS too
+        return self.stages * 2 * self.bn * self.d + (self.bm * self.d if self.arch == "gfx1151" else 0)
+
+    def source(self) -> str:
+        return (f'#include "kiln_attn_wmma.h"\n\nnamespace {{\nstruct Config {{\n'
+                f"    static constexpr int D = {self.d}, BM = {self.bm}, BN = {self.bn}, STAGES = {self.stages}, "
+                f"OCC = {self.occ};\n    using T8 = kiln_{self.t8};\n    using TO = kiln_{self.to};\n}};\n"
+                f"}}  // namespace\n\nKILN_ATTN_WMMA_KERNEL({self.name}, Config)\n")
+
+    def expected_ops(self) -> set:
+        if self.arch == "gfx1151":
+            return {"v_wmma_f32_16x16x16_f16"}
+        f = "fp8" if self.t8 == "e4m3" else "bf8"
+        return {f"v_wmma_f32_16x16x16_{f}_{f}", f"v_wmma_f32_16x16x16_{f}_fp8"}  # S^T = K Q^T; O^T += V^T P^T
+
+    def loop_wmma(self) -> int:
+        """Static WMMA count of the main loop: S^T and O^T take (BN/16) * (D/16) instructions each per tile; gfx1151's
+        S^T loop over d is unrolled 4 times (kiln_attn_wmma.h: fully unrolled, its local reads spill at D = 256)."""
+        nkb, ndb = self.bn // 16, self.d // 16
+        return nkb * (min(ndb, 4) if self.arch == "gfx1151" else ndb) + nkb * ndb
+
+
+# Occupancy (waves per SIMD) is the smaller of the registers' and the LDS's (128 KiB per WGP over 4 SIMDs): D = 256
+# takes 8 waves (BM = 128) so that a thread's K/V loads in flight halve and nothing spills.
+RDNA_CONFIGS = [WmmaCfg("gfx1201", 64, 64, 64, 2, 8), WmmaCfg("gfx1201", 128, 64, 64, 2, 4),
+                WmmaCfg("gfx1201", 256, 128, 32, 2, 4), WmmaCfg("gfx1201", 128, 64, 64, 2, 4, "e5m2", "f16"),
+                WmmaCfg("gfx1151", 64, 64, 64, 2, 6), WmmaCfg("gfx1151", 128, 64, 64, 2, 3),
+                WmmaCfg("gfx1151", 256, 128, 32, 2, 4), WmmaCfg("gfx1151", 128, 64, 64, 2, 3, "e5m2", "f16")]
+
+
+@pytest.fixture(scope="module")
+def emulated_rdna(tmp_path_factory):
+    out = tmp_path_factory.mktemp("attn_emu_rdna")
+    fp8 = fp8_object(out)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        futures = {cfg: pool.submit(build_and_run, cfg, fp8, out) for cfg in RDNA_CONFIGS}
+        return {cfg: f.result() for cfg, f in futures.items()}
+
+
+def test_rdna_emulated_e4m3_conversion_matches_the_runtime(emulated_rdna):
+    """gfx12's v_cvt_pk_fp8_f32 (OCP e4m3, emulated in attn_emulate.cpp) against runtime/src/fp8.c."""
+    exe = next(r["exe"] for c, r in emulated_rdna.items() if c.arch == "gfx1201" and "exe" in r)
+    run = subprocess.run([exe, "--check-cvt"], capture_output=True, text=True)
+    assert run.returncode == 0 and "OCP e4m3" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("cfg", RDNA_CONFIGS, ids=lambda c: c.name)
+def test_rdna_kernel_matches_the_float64_reference(emulated_rdna, cfg):
+    result = emulated_rdna[cfg]
+    assert "error" not in result, result.get("error")
+    assert result["launch"] == {"bm": cfg.bm, "threads": cfg.threads, "lds_bytes": cfg.lds_bytes}
+    assert set(result["cases"]) == {c[0] for c in cases_of(cfg)}
+    failed = []
+    for label, (rc, stdout, stderr) in result["cases"].items():
+        print(f"{cfg.name} {label}: {stdout or stderr}")
+        m = re.fullmatch(r"rel_l2 (\S+) lse_err (\S+)", stdout)
+        if rc != 0 or not m or float(m.group(1)) > cfg.gate or float(m.group(2)) > 1e-2:
+            failed.append(f"{label}: rc {rc} {stdout} {stderr} (gate {cfg.gate})")
+    assert not failed, "\n".join(failed)
+
+
+@pytest.mark.skipif(not (OBJDUMP and READELF), reason="llvm-objdump-19 / llvm-readelf-19 not installed")
+@pytest.mark.parametrize("cfg", RDNA_CONFIGS, ids=lambda c: c.name)
+def test_rdna_code_object(emulated_rdna, cfg, tmp_path):
+    launch = emulated_rdna[cfg].get("launch")
+    assert launch, emulated_rdna[cfg].get("error")
+    arch = Arch(cfg.arch)
+    tu, co = tmp_path / f"{cfg.name}.hip", tmp_path / f"{cfg.name}.co"
+    tu.write_text(cfg.source())
+    proc = subprocess.run(ba.amd_command(CC, arch, str(REPO / "device"), str(tu), str(co)), capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = ba.parse_remarks(proc.stdout + proc.stderr)[cfg.name]
+    # The metadata read directly: ba.parse_notes starts a kernel at "  - .<key>: <value>", and an RDNA kernel's first
+    # key is ".args:" (no .agpr_count before it), so it finds none here. One kernel per code object.
+    note_text = subprocess.run([READELF, "--notes", str(co)], capture_output=True, text=True).stdout
+    notes = {k: [int(v) for v in re.findall(rf"^    \.{k}:\s+(\d+)$", note_text, re.M)]
+             for k in ("private_segment_fixed_size", "vgpr_spill_count", "sgpr_spill_count")}
+    kd = ba.kernel_descriptors(co.read_bytes())[cfg.name]
+    insts = ba.disassemble(subprocess.run([OBJDUMP, "-d", f"--mcpu={cfg.arch}", str(co)], capture_output=True,
+                                          text=True).stdout)[cfg.name]
+    loop = ba.main_loop(insts)
+    lds = r["lds_static"] + launch["lds_bytes"]
+    occupancy = min(r["occupancy_regs"], ba.lds_occupancy(arch, lds, cfg.bm // 16))
+    ops = {i.op for i in insts if i.op.startswith("v_wmma")}
+    loop_mix = ba.mix(loop)
+    count = lambda op: sum(1 for i in loop if i.op == op)  # noqa: E731
+    print(f"{cfg.name}: vgprs={r['vgprs']} sgprs={r['sgprs']} scratch={r['scratch']} lds={lds} "
+          f"occupancy={occupancy} (registers {r['occupancy_regs']}) loop_wmma={loop_mix['wmma']} "
+          f"ops={','.join(sorted(ops))}")
+    assert r["scratch"] == r.get("vgpr_spill", 0) == r.get("sgpr_spill", 0) == 0
+    assert notes == {k: [0] for k in notes}, notes
+    assert lds <= ARCH_INFO[arch].lds_limit
+    assert occupancy >= cfg.occ
+    assert ba.f32_denorm_mode(kd) == 3
+    assert ops == cfg.expected_ops()
+    assert loop_mix["wmma"] == cfg.loop_wmma(), loop_mix
+    if cfg.arch == "gfx1201":
+        assert count("v_cvt_pk_fp8_f32") == cfg.bn // 4  # P: 8 values per lane and key block, two per conversion
+        assert count("ds_bpermute_b32") == 1  # the row max over the two halves
+    else:
+        assert count("v_cvt_pk_fp8_f32") == 0
+        assert count("ds_bpermute_b32") == 1 + cfg.bn // 4  # the row max, and P's 4 words per key block
     assert loop_mix["gload128"] > 0 and loop_mix["dsread128"] > 0
     assert not any(loop_mix[f"gstore{w}"] for w in ba.WIDTHS)
