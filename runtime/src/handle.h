@@ -27,6 +27,7 @@ struct kiln_handle_s {
     kiln_device_limits limits;        /* all 0 without a device */
     pthread_mutex_t lock;             /* guards kernels[] */
     kiln_kernels *kernels;            /* one per solution index */
+    kiln_kernels *attn_kernels;       /* one per attention solution index (gemm: the kernel) */
     kiln_error_slot error;            /* kiln_last_error */
 };
 
@@ -47,6 +48,9 @@ typedef enum kiln_work {
 } kiln_work;
 
 kiln_work kiln_problem_work(const kiln_problem *p);
+/* Attention (attn.c): kiln_attn_check's rules, and the attention solution an algo names (-1: none). */
+kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p);
+int kiln_handle_find_attn_algo(kiln_handle h, const kiln_algo *a);
 
 /* Leading dimension (and K padding) of a prepacked B: k rounded up to 16. */
 int64_t kiln_prepack_ld(int64_t k);

@@ -34,7 +34,8 @@ const char *kiln_status_string(kiln_status status)
 static kiln_tables linked_tables(void)
 {
     kiln_tables t = {kiln_solutions,   kiln_num_solutions,    kiln_logics,
-                     kiln_num_logics,  kiln_code_objects,     kiln_num_code_objects};
+                     kiln_num_logics,  kiln_code_objects,     kiln_num_code_objects,
+                     kiln_attn_solutions, kiln_num_attn_solutions};
     return t;
 }
 
@@ -45,9 +46,11 @@ static kiln_status new_handle(kiln_handle *out, const kiln_backend *backend, voi
     kiln_handle h = calloc(1, sizeof *h);
     kiln_tables t = linked_tables();
     kiln_kernels *k = calloc((size_t)(t.num_solutions > 0 ? t.num_solutions : 1), sizeof *k);
-    if (!h || !k || pthread_mutex_init(&h->lock, NULL) != 0) {
+    kiln_kernels *ak = calloc((size_t)(t.num_attn_solutions > 0 ? t.num_attn_solutions : 1), sizeof *ak);
+    if (!h || !k || !ak || pthread_mutex_init(&h->lock, NULL) != 0) {
         free(h);
         free(k);
+        free(ak);
         if (backend)
             backend->close(dev);
         return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "out of memory");
@@ -56,6 +59,7 @@ static kiln_status new_handle(kiln_handle *out, const kiln_backend *backend, voi
         pthread_mutex_destroy(&h->lock);
         free(h);
         free(k);
+        free(ak);
         if (backend)
             backend->close(dev);
         return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "cannot create a mutex");
@@ -64,6 +68,7 @@ static kiln_status new_handle(kiln_handle *out, const kiln_backend *backend, voi
     h->backend = backend;
     h->dev = dev;
     h->kernels = k;
+    h->attn_kernels = ak;
     h->limits = *limits;
     memcpy(h->device_arch, arch, strlen(arch) + 1);
     memcpy(h->arch, arch, strlen(arch) + 1);
@@ -115,11 +120,15 @@ kiln_status kiln_destroy(kiln_handle h)
         for (int i = 0; i < h->tables.num_solutions; i++)
             if (h->kernels[i].loaded)
                 h->backend->unload_module(h->dev, h->kernels[i].module);
+        for (int i = 0; i < h->tables.num_attn_solutions; i++)
+            if (h->attn_kernels[i].loaded)
+                h->backend->unload_module(h->dev, h->attn_kernels[i].module);
         h->backend->close(h->dev);
     }
     pthread_mutex_destroy(&h->lock);
     kiln_error_slot_destroy(&h->error);
     free(h->kernels);
+    free(h->attn_kernels);
     free(h);
     return kiln_call_end(NULL, "kiln_destroy", KILN_STATUS_SUCCESS);
 }

@@ -158,9 +158,15 @@ static kiln_status algo_name(kiln_handle h, const kiln_algo *algo, const char **
         *name = KILN_NO_GEMM_NAME;
         return KILN_STATUS_SUCCESS;
     }
-    if (s < 0)
+    if (s < 0) {
+        int a = kiln_handle_find_attn_algo(h, algo); /* an attention kernel's (kiln_attn_query) */
+        if (a >= 0) {
+            *name = h->tables.attn_solutions[a].name;
+            return KILN_STATUS_SUCCESS;
+        }
         return kiln_fail(KILN_STATUS_INVALID_ALGO,
                          "algo name_hash = 0x%016" PRIx64 " names no solution of this library", algo->name_hash);
+    }
     *name = h->tables.solutions[s].name;
     return KILN_STATUS_SUCCESS;
 }

@@ -47,6 +47,8 @@ typedef struct kiln_tables {
     int num_logics;
     const kiln_code_object *code_objects;
     int num_code_objects;
+    const kiln_attn_solution *attn_solutions; /* generated/attention.c */
+    int num_attn_solutions;
 } kiln_tables;
 
 /* Portable launch limits used when the device does not say: grid x up to 2^31 - 1 and grid z up to 65535 (CUDA's

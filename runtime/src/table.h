@@ -123,6 +123,26 @@ extern const int kiln_num_solutions;
 extern const kiln_logic kiln_logics[];
 extern const int kiln_num_logics;
 
+/* One attention forward kernel (generated/attention.c, from the YAML files in solutions/<arch>/attention): launched with
+ * grid (ceil(seqlen_q / bm), heads_q, batch), `threads` threads and `lds_bytes` of dynamic shared memory, argument
+ * kiln_attn_params (device/abi/kiln_attn_abi.h). Candidates for a problem are the entries of its arch, types and
+ * head dim, in table (YAML) order. */
+typedef struct kiln_attn_solution {
+    const char *name;        /* identity: kernel symbol, generated file name, code object name */
+    uint64_t name_hash;      /* FNV-1a 64 of name */
+    kiln_arch_id arch;
+    kiln_family_id family;
+    kiln_dtype qkv_type;     /* fp8 type of Q, K and V */
+    kiln_dtype o_type;       /* f16 or bf16 */
+    int head_dim;
+    int bm, bn;              /* query rows per workgroup, keys per K/V tile */
+    int threads;             /* per workgroup */
+    int lds_bytes;           /* dynamic shared memory per workgroup */
+} kiln_attn_solution;
+
+extern const kiln_attn_solution kiln_attn_solutions[];
+extern const int kiln_num_attn_solutions;
+
 /* Code objects embedded at build time (one per kernel and arch that was built). */
 typedef struct kiln_code_object {
     const char *name; /* kernel name */

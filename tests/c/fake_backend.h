@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "fake_tables.h"
+#include "kiln_attn_abi.h"
 
 typedef struct fake_launch {
     const char *symbol;
@@ -15,6 +16,7 @@ typedef struct fake_launch {
     size_t arg_bytes;        /* the argument's size: sizeof(kiln_gemm_params) or sizeof(kiln_tma_params) */
     kiln_gemm_params params; /* the argument, or the GEMM params inside a kiln_tma_params */
     kiln_tma_params tma;     /* the argument when it is a kiln_tma_params */
+    kiln_attn_params attn;   /* the argument when it is a kiln_attn_params */
     void *stream;
 } fake_launch;
 
@@ -102,7 +104,8 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
     (void)dev;
     if (fake.fail_launch)
         return KILN_STATUS_DRIVER_ERROR;
-    if (arg_bytes != sizeof(kiln_gemm_params) && arg_bytes != sizeof(kiln_tma_params))
+    if (arg_bytes != sizeof(kiln_gemm_params) && arg_bytes != sizeof(kiln_tma_params) &&
+        arg_bytes != sizeof(kiln_attn_params))
         fake.bad_arg_bytes++;
     if (fake.launches < 2) {
         fake_launch *l = &fake.last[fake.launches];
@@ -117,6 +120,8 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
         } else if (arg_bytes == sizeof(kiln_tma_params)) {
             memcpy(&l->tma, arg, sizeof l->tma);
             l->params = l->tma.p; /* so that checks of params read the same fields for every family */
+        } else if (arg_bytes == sizeof(kiln_attn_params)) {
+            memcpy(&l->attn, arg, sizeof l->attn);
         }
         l->stream = stream;
     }

@@ -165,12 +165,36 @@ const kiln_code_object kiln_code_objects[] = {
     {"fake_F8F8S_TN_MT128x128x128_WGMMA_SM90", IMAGE, sizeof IMAGE},
     {"fake_F8F8S_TN_MT128x128x128_GSU2_WGMMA_SM90", IMAGE, sizeof IMAGE},
     {"fake_HF8S_TN_MT128x128x64_P_WGMMA_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_d128_bm128_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_d128_bm64_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_d64_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_d256_big_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_d128_GFX942", IMAGE, sizeof IMAGE},
 };
 const int kiln_num_code_objects = COUNT(kiln_code_objects);
 
+#define ATTN(n, hash, a, fam, q, o, d, m, b, t, lds)                                                                 \
+    {.name = n, .name_hash = hash, .arch = a, .family = fam, .qkv_type = q, .o_type = o, .head_dim = d, .bm = m,     \
+     .bn = b, .threads = t, .lds_bytes = lds}
+const kiln_attn_solution kiln_attn_solutions[] = {
+    [FAKE_ATTN_D128_BM128] = ATTN("fake_attn_d128_bm128_SM90", 0x0bd89e11cccb5465ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, BF16, 128, 128, 64, 256, 40960),
+    [FAKE_ATTN_D128_BM64] = ATTN("fake_attn_d128_bm64_SM90", 0xf997effd5dbead80ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, BF16, 128, 64, 64, 128, 24576),
+    [FAKE_ATTN_D64] = ATTN("fake_attn_d64_SM90", 0x8aea3efebe733291ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, BF16, 64, 128, 64, 256, 24576),
+    [FAKE_ATTN_D256_NOCODE] = ATTN("fake_attn_d256_nocode_SM90", 0xf14e4e2c0934fb07ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, BF16, 256, 64, 32, 128, 40960),
+    [FAKE_ATTN_BIG_LDS] = ATTN("fake_attn_d256_big_SM90", 0x0a76faec2373eff1ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, BF16, 256, 128, 64, 256, 300000),
+    [FAKE_ATTN_GFX942] = ATTN("fake_attn_d128_GFX942", 0xce935ba978d1b603ull, KILN_ARCH_GFX942, KILN_FAMILY_MFMA,
+        KILN_DTYPE_E4M3FNUZ, BF16, 128, 128, 64, 256, 32768),
+};
+const int kiln_num_attn_solutions = COUNT(kiln_attn_solutions);
+
 kiln_tables fake_tables(void)
 {
-    kiln_tables t = {kiln_solutions,  kiln_num_solutions,   kiln_logics,
-                     kiln_num_logics, kiln_code_objects,    kiln_num_code_objects};
+    kiln_tables t = {kiln_solutions,  kiln_num_solutions,   kiln_logics,          kiln_num_logics,
+                     kiln_code_objects, kiln_num_code_objects, kiln_attn_solutions, kiln_num_attn_solutions};
     return t;
 }

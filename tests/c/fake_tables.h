@@ -23,6 +23,17 @@ enum {
     FAKE_NUM_SOLUTIONS = 14
 };
 
+/* Attention kernels (kiln_attn_solutions): e4m3 -> bf16 on sm90 unless said otherwise. */
+enum {
+    FAKE_ATTN_D128_BM128 = 0, /* head_dim 128, 128 query rows, 256 threads, 40 KiB */
+    FAKE_ATTN_D128_BM64 = 1,  /* head_dim 128, 64 query rows, 128 threads */
+    FAKE_ATTN_D64 = 2,        /* head_dim 64, 128 rows */
+    FAKE_ATTN_D256_NOCODE = 3,/* head_dim 256, no code object */
+    FAKE_ATTN_BIG_LDS = 4,    /* head_dim 256, more shared memory than the device has */
+    FAKE_ATTN_GFX942 = 5,     /* gfx942 e4m3fnuz -> bf16, head_dim 128 */
+    FAKE_NUM_ATTN = 6
+};
+
 /* H100-like limits used by the tests' fake device. */
 #define FAKE_MAX_LDS 232448
 

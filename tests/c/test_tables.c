@@ -141,10 +141,33 @@ static void check_code_object(int i)
     int named = 0;
     for (int s = 0; s < kiln_num_solutions; s++)
         named |= c->name && kiln_solutions[s].name && strcmp(c->name, kiln_solutions[s].name) == 0;
+    for (int s = 0; s < kiln_num_attn_solutions; s++)
+        named |= c->name && kiln_attn_solutions[s].name && strcmp(c->name, kiln_attn_solutions[s].name) == 0;
     CHECK(named && c->data && c->size > 0, "code object %d (%s): names a solution and has data", i,
           c->name ? c->name : "NULL");
     for (int j = 0; j < i; j++)
         CHECK(!c->name || strcmp(kiln_code_objects[j].name, c->name) != 0, "code object %s twice", c->name);
+}
+
+/* An attention kernel's entry: its name hashed, enums in range, the types and head dims attention takes, a
+ * workgroup and its shared memory; names unique across both tables. */
+static void check_attn_solution(int i)
+{
+    const kiln_attn_solution *s = &kiln_attn_solutions[i];
+    CHECK(s->name && s->name_hash == fnv1a64(s->name), "attention %d: name and hash", i);
+    CHECK(s->arch > KILN_ARCH_UNKNOWN && s->arch < KILN_ARCH_COUNT && (unsigned)s->family < KILN_FAMILY_COUNT,
+          "%s: arch, family", s->name);
+    CHECK((s->qkv_type == KILN_DTYPE_E4M3 || s->qkv_type == KILN_DTYPE_E5M2 || s->qkv_type == KILN_DTYPE_E4M3FNUZ ||
+           s->qkv_type == KILN_DTYPE_E5M2FNUZ) &&
+              (s->o_type == KILN_DTYPE_F16 || s->o_type == KILN_DTYPE_BF16),
+          "%s: types", s->name);
+    CHECK((s->head_dim == 64 || s->head_dim == 128 || s->head_dim == 256) && s->bm > 0 && s->bn > 0 &&
+              s->threads > 0 && s->threads <= 1024 && s->lds_bytes > 0,
+          "%s: sizes", s->name);
+    for (int j = 0; j < i; j++)
+        CHECK(strcmp(kiln_attn_solutions[j].name, s->name) != 0, "%s listed twice", s->name);
+    for (int j = 0; j < kiln_num_solutions; j++)
+        CHECK(strcmp(kiln_solutions[j].name, s->name) != 0, "%s is also a GEMM solution", s->name);
 }
 
 int main(void)
@@ -154,6 +177,8 @@ int main(void)
         check_solution(i);
     for (int i = 0; i < kiln_num_logics; i++)
         check_logic(i);
+    for (int i = 0; i < kiln_num_attn_solutions; i++)
+        check_attn_solution(i);
     for (int i = 0; i < kiln_num_code_objects; i++)
         check_code_object(i);
     check_names();

@@ -206,6 +206,56 @@ kiln_status kiln_algo_name(kiln_handle h, const kiln_algo *algo, const char **na
 kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo, const kiln_args *args,
                      void *workspace, size_t workspace_bytes, void *stream);
 
+/* ---- FP8 attention forward ----
+ * O[b][i][h][:] = softmax_j(s * Q[b][i][h][:] . K[b][j][hk][:] [causal]) V[b][j][hk][:] * v_descale, per sequence b
+ * and query head h, key/value head hk = h / (heads_q / heads_kv) (GQA, MQA), s = softmax_scale * q_descale *
+ * k_descale. Tensors are (batch, seq, head, head_dim) with head_dim contiguous (flash_attn_func's layout); strides in
+ * elements. Q, K, V fp8 of one type (OCP e4m3/e5m2 on NVIDIA, FNUZ on gfx942); O f16 or bf16. Causal masks are
+ * aligned to the bottom right (query i sees keys j <= i + seqlen_k - seqlen_q); a query row that sees no key gets
+ * O = 0 and lse = -inf. Descales (FlashAttention-3's): none, one float per tensor (KILN_SCALE_TENSOR), or one per
+ * (sequence, kv head) (KILN_SCALE_VECTOR, [batch][heads_kv] row-major). P is requantized to fp8 for P.V (the FP8
+ * recipe; docs/attention.md says what it costs). Variable lengths (varlen = 1): sequence b is rows cu_seqlens_q[b]
+ * .. cu_seqlens_q[b + 1] - 1 of Q and O (and likewise for K, V with cu_seqlens_k), the batch strides are unused and
+ * seqlen_q / seqlen_k are the longest lengths. lse (has_lse): float32 natural-log log-sum-exp of each row's scaled
+ * scores, [batch][heads_q][seqlen_q] (varlen: [heads_q][batch * seqlen_q], sequence b's rows at cu_seqlens_q[b]: the
+ * rows past the total stay unwritten). */
+typedef struct kiln_attn_problem {
+    kiln_dtype qkv_type, o_type;
+    int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+    int causal;               /* 0 or 1 */
+    int varlen;               /* 0 or 1: cu_seqlens_q/k in the args */
+    int has_lse;              /* 0 or 1 */
+    kiln_scale_mode descale;  /* NONE, TENSOR or VECTOR (per sequence and kv head) */
+    int64_t q_stride_b, q_stride_s, q_stride_h; /* kiln_attn_problem_init: packed (batch, seq, head, head_dim) */
+    int64_t k_stride_b, k_stride_s, k_stride_h;
+    int64_t v_stride_b, v_stride_s, v_stride_h;
+    int64_t o_stride_b, o_stride_s, o_stride_h;
+} kiln_attn_problem;
+
+typedef struct kiln_attn_args {
+    const void *q, *k, *v;
+    void *o;
+    float *lse;                                   /* when has_lse */
+    const int32_t *cu_seqlens_q, *cu_seqlens_k;   /* when varlen: batch + 1 int32 offsets each, on the device */
+    const float *q_descale, *k_descale, *v_descale; /* per the descale mode, on the device */
+    float softmax_scale;                          /* > 0, or 0 for 1 / sqrt(head_dim) */
+} kiln_attn_args;
+
+/* Packed strides, causal 0, no varlen, no lse, no descales. Sizes may be 0 (nothing to compute). */
+kiln_status kiln_attn_problem_init(kiln_attn_problem *p, kiln_dtype qkv_type, kiln_dtype o_type, int64_t batch,
+                                   int64_t heads_q, int64_t heads_kv, int64_t seqlen_q, int64_t seqlen_k,
+                                   int64_t head_dim);
+/* Validate without looking at pointers. */
+kiln_status kiln_attn_check(kiln_handle h, const kiln_attn_problem *p);
+/* Up to `requested` candidate kernels for the handle's arch, best first (kiln_algo_name names them). */
+kiln_status kiln_attn_query(kiln_handle h, const kiln_attn_problem *p, kiln_algo *algos, int requested, int *returned);
+/* The candidates considered and why the first was chosen (as kiln_explain). */
+kiln_status kiln_attn_explain(kiln_handle h, const kiln_attn_problem *p, char *buf, size_t len);
+/* Run on the stream (cudaStream_t / hipStream_t or NULL); algo NULL = the best candidate. An empty problem (batch,
+ * heads_q or seqlen_q 0) launches nothing. */
+kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *args,
+                          void *stream);
+
 /* Prepacked B for f16/bf16 x fp8: fp8 bytes reordered once into the layout the kernels read (see docs/prepack.md).
  * Host buffers. src is B as given by `layout` (TN: [n][k] with ld; NN: [k][n] with ld). n or k = 0: 0 bytes, nothing
  * read. A dst_bytes below kiln_prepack_b_size's is KILN_STATUS_INVALID_VALUE. */

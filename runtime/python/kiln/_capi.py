@@ -142,6 +142,32 @@ class kiln_algo(CheckedStructure):
         return kiln_algo.from_buffer_copy(self)
 
 
+class kiln_attn_problem(CheckedStructure):
+    _fields_ = [
+        ("qkv_type", _enum_t), ("o_type", _enum_t),
+        ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64), ("heads_kv", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64), ("seqlen_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+        ("causal", ctypes.c_int), ("varlen", ctypes.c_int), ("has_lse", ctypes.c_int),
+        ("descale", _enum_t),
+        ("q_stride_b", ctypes.c_int64), ("q_stride_s", ctypes.c_int64), ("q_stride_h", ctypes.c_int64),
+        ("k_stride_b", ctypes.c_int64), ("k_stride_s", ctypes.c_int64), ("k_stride_h", ctypes.c_int64),
+        ("v_stride_b", ctypes.c_int64), ("v_stride_s", ctypes.c_int64), ("v_stride_h", ctypes.c_int64),
+        ("o_stride_b", ctypes.c_int64), ("o_stride_s", ctypes.c_int64), ("o_stride_h", ctypes.c_int64),
+    ]
+    _enums_ = {"qkv_type": DType, "o_type": DType, "descale": ScaleMode}
+    _flags_ = frozenset({"causal", "varlen", "has_lse"})
+
+
+class kiln_attn_args(CheckedStructure):
+    _fields_ = [
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+        ("lse", ctypes.c_void_p),
+        ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+        ("q_descale", ctypes.c_void_p), ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
+        ("softmax_scale", ctypes.c_float),
+    ]
+
+
 kiln_handle = ctypes.c_void_p
 
 _P = ctypes.POINTER
@@ -171,6 +197,14 @@ PROTOTYPES = {
 # Functions a library built before them lacks: bound when present, and the binding works without them.
 OPTIONAL_PROTOTYPES = {
     "kiln_last_error": (ctypes.c_char_p, [kiln_handle]),
+    "kiln_attn_problem_init": (_enum_t, [_P(kiln_attn_problem), _enum_t, _enum_t, ctypes.c_int64, ctypes.c_int64,
+                                         ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]),
+    "kiln_attn_check": (_enum_t, [kiln_handle, _P(kiln_attn_problem)]),
+    "kiln_attn_query": (_enum_t, [kiln_handle, _P(kiln_attn_problem), _P(kiln_algo), ctypes.c_int,
+                                  _P(ctypes.c_int)]),
+    "kiln_attn_explain": (_enum_t, [kiln_handle, _P(kiln_attn_problem), _P(ctypes.c_char), ctypes.c_size_t]),
+    "kiln_attn_run": (_enum_t, [kiln_handle, _P(kiln_attn_problem), _P(kiln_algo), _P(kiln_attn_args),
+                                ctypes.c_void_p]),
     "kiln_explain_size": (_enum_t, [kiln_handle, _P(kiln_problem), _P(kiln_args), _P(ctypes.c_size_t)]),
 }
 EXPLAIN_BYTES = 1 << 16  # kiln_explain's buffer where the library has no kiln_explain_size

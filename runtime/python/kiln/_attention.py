@@ -1,0 +1,208 @@
+"""FP8 attention forward (kiln.h "FP8 attention forward") on torch tensors, its fp8 quantizer and a float64 reference.
+
+    qf, kf, vf, (q_descale, k_descale, v_descale) = kiln.quantize_qkv(q, k, v)     # bf16 -> fp8 + descales
+    out = kiln.attention(qf, kf, vf, q_descale=q_descale, k_descale=k_descale, v_descale=v_descale, causal=True)
+
+Layout (batch, seq, heads, head_dim) like flash_attn_func; with cu_seqlens_q / cu_seqlens_k (int32, batch + 1
+offsets, on the device) q, k, v are (total, heads, head_dim) and the sequences' rows follow each other. Descales:
+None, one-element tensors (per tensor) or (batch, heads_kv) tensors, as FlashAttention-3 takes them. P is
+requantized to fp8 for P.V (docs/attention.md: what that costs).
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+
+from ._capi import DType, ScaleMode, check, kiln_attn_args, kiln_attn_problem, load_library
+
+WHAT = "attention"
+FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "float8_e4m3fnuz": 240.0, "float8_e5m2fnuz": 57344.0}
+
+
+def _torch():
+    from ._tensors import torch_module
+    return torch_module(WHAT)
+
+
+def _strides4(t, name: str, varlen: bool) -> tuple:
+    """(batch, seq, head) element strides of a (B, S, H, D) tensor, or (0, seq, head) of a varlen (T, H, D) one."""
+    if t.dim() != (3 if varlen else 4):
+        want = "(total, heads, head_dim)" if varlen else "(batch, seq, heads, head_dim)"
+        raise ValueError(f"{WHAT}: {name} is {want}, got shape {tuple(t.shape)}")
+    if t.stride(-1) != 1:
+        raise ValueError(f"{WHAT}: {name}'s head_dim must be contiguous, strides {t.stride()}")
+    if varlen:
+        return 0, t.stride(0), t.stride(1)
+    return t.stride(0), t.stride(1), t.stride(2)
+
+
+def _descale(d, name: str, batch: int, heads_kv: int, device):
+    torch = _torch()
+    if d is None:
+        return None, ScaleMode.NONE
+    if not isinstance(d, torch.Tensor) or d.dtype != torch.float32 or d.device != device:
+        raise TypeError(f"{WHAT}: {name} must be a float32 tensor on {device}")
+    if d.numel() == 1:
+        return d, ScaleMode.TENSOR
+    if tuple(d.shape) != (batch, heads_kv):
+        raise ValueError(f"{WHAT}: {name} is one element or (batch, heads_kv) = ({batch}, {heads_kv}), got "
+                         f"{tuple(d.shape)}")
+    return d.contiguous(), ScaleMode.VECTOR
+
+
+def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None,
+              out_dtype=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+              return_lse=False, out=None, algo=None):
+    """softmax(softmax_scale * q_descale * k_descale * Q K^T [causal]) V * v_descale per (batch, head), fp8 Q, K, V
+    -> bf16 (default) or f16. Returns out, or (out, lse) with return_lse (lse float32 (batch, heads, seq); varlen:
+    (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b])."""
+    from ._handle import handle
+    from ._fastpath import _bind_stream
+    from ._tensors import device_index, kiln_dtype
+    from ._types import FP8_DTYPES
+
+    torch = _torch()
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{WHAT}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    qkv = kiln_dtype(q, what="q")
+    if qkv not in FP8_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError(f"{WHAT}: q, k and v are fp8 of one type (quantize with kiln.quantize_qkv), got {q.dtype}, "
+                        f"{k.dtype}, {v.dtype}")
+    if q.device != k.device or q.device != v.device:
+        raise ValueError(f"{WHAT}: q, k and v must be on one device")
+    varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
+    if varlen and (cu_seqlens_q is None or cu_seqlens_k is None):
+        raise ValueError(f"{WHAT}: pass both cu_seqlens_q and cu_seqlens_k, or neither")
+    qs, ks, vs = (_strides4(t, n, varlen) for t, n in ((q, "q"), (k, "k"), (v, "v")))
+    heads_q, d = q.shape[-2], q.shape[-1]
+    heads_kv = k.shape[-2]
+    if k.shape[-1] != d or v.shape[-1] != d or v.shape[-2] != heads_kv:
+        raise ValueError(f"{WHAT}: head dims / kv heads differ: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
+                         f"{tuple(v.shape)}")
+    if varlen:
+        for name, c in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+            if not isinstance(c, torch.Tensor) or c.dtype != torch.int32 or c.dim() != 1 or c.device != q.device:
+                raise TypeError(f"{WHAT}: {name} must be a 1-D int32 tensor on {q.device}")
+        batch = cu_seqlens_q.numel() - 1
+        if cu_seqlens_k.numel() != batch + 1 or batch < 0:
+            raise ValueError(f"{WHAT}: cu_seqlens_q and cu_seqlens_k must both have batch + 1 entries")
+        if max_seqlen_q is None or max_seqlen_k is None:  # reads the offsets back: a synchronization
+            lq = (cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max().item() if batch else 0
+            lk = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).max().item() if batch else 0
+            max_seqlen_q = lq if max_seqlen_q is None else max_seqlen_q
+            max_seqlen_k = lk if max_seqlen_k is None else max_seqlen_k
+        sq, sk = int(max_seqlen_q), int(max_seqlen_k)
+    else:
+        batch, sq, sk = q.shape[0], q.shape[1], k.shape[1]
+        if k.shape[0] != batch or v.shape[0] != batch or v.shape[1] != sk:
+            raise ValueError(f"{WHAT}: q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} disagree")
+    o_type = {None: DType.BF16, torch.bfloat16: DType.BF16, torch.float16: DType.F16}.get(out_dtype)
+    if o_type is None:
+        raise TypeError(f"{WHAT}: out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    if out is None:
+        out = torch.empty(q.shape, dtype=torch.bfloat16 if o_type == DType.BF16 else torch.float16, device=q.device)
+    elif tuple(out.shape) != tuple(q.shape) or out.device != q.device:
+        raise ValueError(f"{WHAT}: out must have q's shape {tuple(q.shape)} on {q.device}")
+    else:
+        o_type = kiln_dtype(out, what="out")
+    os_ = _strides4(out, "out", varlen)
+    descales = [_descale(x, n, batch, heads_kv, q.device) for x, n in
+                ((q_descale, "q_descale"), (k_descale, "k_descale"), (v_descale, "v_descale"))]
+    modes = {m for _, m in descales}
+    if len(modes) != 1:
+        raise ValueError(f"{WHAT}: q_descale, k_descale and v_descale go together (all None, all one element, or all "
+                         f"(batch, heads_kv))")
+    mode = modes.pop()
+    lse = None
+    if return_lse:
+        shape = (heads_q, batch * sq) if varlen else (batch, heads_q, sq)
+        lse = torch.empty(shape, dtype=torch.float32, device=q.device)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    if not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"{WHAT}: softmax_scale = {softmax_scale} must be finite and > 0")
+
+    lib = load_library()
+    p = kiln_attn_problem()
+    check(lib.kiln_attn_problem_init(ctypes.byref(p), qkv, o_type, batch, heads_q, heads_kv, sq, sk, d),
+          "kiln_attn_problem_init")
+    p.causal, p.varlen, p.has_lse, p.descale = int(bool(causal)), int(varlen), int(bool(return_lse)), mode
+    (p.q_stride_b, p.q_stride_s, p.q_stride_h), (p.k_stride_b, p.k_stride_s, p.k_stride_h) = qs, ks
+    (p.v_stride_b, p.v_stride_s, p.v_stride_h), (p.o_stride_b, p.o_stride_s, p.o_stride_h) = vs, os_
+    a = kiln_attn_args()
+    a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    a.lse = lse.data_ptr() if lse is not None else None
+    if varlen:
+        a.cu_seqlens_q, a.cu_seqlens_k = cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr()
+    if mode != ScaleMode.NONE:
+        a.q_descale, a.k_descale, a.v_descale = (x.data_ptr() for x, _ in descales)
+    a.softmax_scale = scale
+    index = device_index(q.device)
+    h = handle(index)
+    stream = _bind_stream()(index) if q.device.type == "cuda" else None
+    algo_ptr = ctypes.byref(algo) if algo is not None else None
+    check(lib.kiln_attn_run(h, ctypes.byref(p), algo_ptr, ctypes.byref(a), stream), "kiln_attn_run",
+          f"q {tuple(q.shape)} k {tuple(k.shape)}", handle=h)
+    return (out, lse) if return_lse else out
+
+
+def quantize_qkv(q, k, v, *, dtype=None, per_head=False):
+    """fp8 copies of q, k, v (batch, seq, heads, head_dim) and their descales (float32): one per tensor, or with
+    per_head=True one per (batch, kv head) ((batch, heads_kv); q's per its kv head group), amax mapped to the fp8
+    type's largest value. dtype: torch.float8_e4m3fn (default) or another fp8 type (e4m3fnuz on gfx942)."""
+    torch = _torch()
+    dtype = dtype or torch.float8_e4m3fn
+    top = FP8_MAX[str(dtype).replace("torch.", "")]
+
+    def one(t, groups):
+        x = t.float()
+        if per_head:
+            b, s, h, d = x.shape
+            g = x.reshape(b, s, groups, h // groups, d)
+            amax = g.abs().amax(dim=(1, 3, 4)).clamp(min=1e-12)  # (batch, heads_kv)
+            scale = amax / top
+            xq = (g / scale[:, None, :, None, None]).reshape(b, s, h, d).to(dtype)
+            return xq, scale.contiguous()
+        amax = x.abs().amax().clamp(min=1e-12)
+        scale = (amax / top).reshape(1)
+        return (x / scale).to(dtype), scale
+
+    heads_kv = k.shape[-2]
+    (qq, sq), (kq, sk), (vq, sv) = one(q, heads_kv), one(k, heads_kv), one(v, heads_kv)
+    return qq, kq, vq, (sq, sk, sv)
+
+
+def attention_reference(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False,
+                        softmax_scale=None):
+    """float64 (batch, seq, heads, head_dim) and lse (batch, heads, seq) of exact attention on the fp8 values as
+    given (descales applied), fixed lengths. A row that sees no key gets 0 and -inf."""
+    torch = _torch()
+    b, sq, hq, d = q.shape
+    sk, hk = k.shape[1], k.shape[2]
+    scale = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+
+    def ds(x, heads):
+        if x is None:
+            return torch.ones(b, heads, dtype=torch.float64, device=q.device)
+        x = x.double()
+        full = x.reshape(1, 1).expand(b, hk) if x.numel() == 1 else x
+        return full.repeat_interleave(heads // hk, dim=1)
+
+    qd = q.float().double() * ds(q_descale, hq)[:, None, :, None]
+    kd = k.float().double() * ds(k_descale, hk)[:, None, :, None]
+    vd = v.float().double() * ds(v_descale, hk)[:, None, :, None]
+    rep = hq // hk
+    kd = kd.repeat_interleave(rep, dim=2)
+    vd = vd.repeat_interleave(rep, dim=2)
+    s = torch.einsum("bqhd,bkhd->bhqk", qd, kd) * scale
+    if causal:
+        i = torch.arange(sq, device=q.device)[:, None]
+        j = torch.arange(sk, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (sk - sq), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    pr = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    o = torch.einsum("bhqk,bkhd->bqhd", pr, vd)
+    return o, lse
+
+
+__all__ = ["attention", "attention_reference", "quantize_qkv"]

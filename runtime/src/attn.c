@@ -1,0 +1,507 @@
+/* FP8 attention forward (kiln.h, "FP8 attention forward"): problem defaults and validation, the selection over the
+ * generated attention table (generated/attention.c), explain, and the launch of kiln_attn_params (kiln_attn_abi.h).
+ * Every rule names the field and its value; nothing launches before every check passed. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "handle.h"
+#include "kiln_attn_abi.h"
+
+#define KILN_ATTN_MAX_BYTES (INT64_C(1) << 57) /* as problem.c: no device addresses more */
+
+static int is_flag(int v) { return v == 0 || v == 1; }
+
+static kiln_status init(kiln_attn_problem *p, kiln_dtype qkv, kiln_dtype o, int64_t batch, int64_t heads_q,
+                        int64_t heads_kv, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim)
+{
+    if (!p)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "p is NULL");
+    const char *names[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
+    const int64_t sizes[6] = {batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim};
+    for (int i = 0; i < 6; i++) {
+        if (sizes[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
+        if (sizes[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
+                             names[i], sizes[i]);
+    }
+    memset(p, 0, sizeof *p);
+    p->qkv_type = qkv;
+    p->o_type = o;
+    p->batch = batch, p->heads_q = heads_q, p->heads_kv = heads_kv;
+    p->seqlen_q = seqlen_q, p->seqlen_k = seqlen_k, p->head_dim = head_dim;
+    p->descale = KILN_SCALE_NONE;
+    /* packed (batch, seq, head, head_dim); products of values <= 2^31 - 1, three at most: they fit int64 */
+    p->q_stride_h = p->o_stride_h = head_dim, p->k_stride_h = p->v_stride_h = head_dim;
+    p->q_stride_s = p->o_stride_s = heads_q * head_dim;
+    p->k_stride_s = p->v_stride_s = heads_kv * head_dim;
+    p->q_stride_b = p->o_stride_b = seqlen_q * heads_q * head_dim;
+    p->k_stride_b = p->v_stride_b = seqlen_k * heads_kv * head_dim;
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_problem_init(kiln_attn_problem *p, kiln_dtype qkv_type, kiln_dtype o_type, int64_t batch,
+                                   int64_t heads_q, int64_t heads_kv, int64_t seqlen_q, int64_t seqlen_k,
+                                   int64_t head_dim)
+{
+    kiln_call_begin();
+    return kiln_call_end(NULL, "kiln_attn_problem_init",
+                         init(p, qkv_type, o_type, batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim));
+}
+
+/* One operand (batch, seq, head, head_dim): strides >= 0; its last element within 2^57 bytes; for the output, no two
+ * elements at one address (the dimensions, ordered by stride, each step over the whole of the ones inside). */
+static kiln_status check_tensor(char name, const int64_t strides[3], const int64_t extents[3], int64_t head_dim,
+                                size_t elem, int output)
+{
+    static const char *const DIMS[3] = {"b", "s", "h"};
+    __int128 last = head_dim - 1;
+    for (int i = 0; i < 3; i++) {
+        if (strides[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%c_stride_%s = %" PRId64 " is negative", name, DIMS[i],
+                             strides[i]);
+        if (extents[i] > 0)
+            last += (__int128)(extents[i] - 1) * strides[i];
+    }
+    if ((last + 1) * (__int128)elem > KILN_ATTN_MAX_BYTES)
+        return kiln_fail(KILN_STATUS_OVERFLOW,
+                         "%c's strides (%" PRId64 ", %" PRId64 ", %" PRId64 ") span more than the 2^57 bytes any "
+                         "device addresses",
+                         name, strides[0], strides[1], strides[2]);
+    if (!output || extents[0] == 0 || extents[1] == 0 || extents[2] == 0)
+        return KILN_STATUS_SUCCESS; /* (an empty tensor has no two elements) */
+    int order[3] = {0, 1, 2}; /* by stride, dimensions of one index ignored */
+    for (int i = 1; i < 3; i++)
+        for (int j = i; j > 0 && strides[order[j]] < strides[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    __int128 span = head_dim; /* elements covered by the dimensions inside */
+    for (int i = 0; i < 3; i++) {
+        int d = order[i];
+        if (extents[d] <= 1)
+            continue;
+        if (strides[d] < span)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "%c_stride_%s = %" PRId64 " makes elements of %c overlap (it must step over the %" PRId64
+                             " elements inside it)",
+                             name, DIMS[d], strides[d], name, (int64_t)span);
+        span = (__int128)strides[d] * extents[d];
+    }
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
+{
+    if (!h)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "h is NULL");
+    if (!p)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "p is NULL");
+    if (!kiln_dtype_valid(p->qkv_type) || !kiln_dtype_valid(p->o_type))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype",
+                         !kiln_dtype_valid(p->qkv_type) ? "qkv_type" : "o_type",
+                         (int)(!kiln_dtype_valid(p->qkv_type) ? p->qkv_type : p->o_type));
+    const char *flags[3] = {"causal", "varlen", "has_lse"};
+    const int fv[3] = {p->causal, p->varlen, p->has_lse};
+    for (int i = 0; i < 3; i++)
+        if (!is_flag(fv[i]))
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", flags[i], fv[i]);
+    if ((unsigned)p->descale >= (unsigned)KILN_SCALE_COUNT)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "descale = %d is not a kiln_scale_mode", (int)p->descale);
+    const char *names[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
+    const int64_t sizes[6] = {p->batch, p->heads_q, p->heads_kv, p->seqlen_q, p->seqlen_k, p->head_dim};
+    for (int i = 0; i < 6; i++) {
+        if (sizes[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
+        if (sizes[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
+                             names[i], sizes[i]);
+    }
+    if (!kiln_dtype_is_fp8(p->qkv_type))
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "qkv_type = %s: attention takes fp8 Q, K and V",
+                         kiln_dtype_name(p->qkv_type));
+    if (!kiln_dtype_is_half(p->o_type))
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "o_type = %s: attention writes f16 or bf16",
+                         kiln_dtype_name(p->o_type));
+    if (p->descale == KILN_SCALE_BLOCK)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                         "descale = KILN_SCALE_BLOCK: descales are per tensor or per (sequence, kv head)");
+    if (p->heads_q > 0 && (p->heads_kv < 1 || p->heads_q % p->heads_kv != 0))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "heads_kv = %" PRId64 " must divide heads_q = %" PRId64 " (GQA / MQA)", p->heads_kv,
+                         p->heads_q);
+    if (p->head_dim != 64 && p->head_dim != 128 && p->head_dim != 256)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "head_dim = %" PRId64 ": attention kernels take 64, 128 or 256",
+                         p->head_dim);
+    if (p->heads_q > 65535 || p->batch > 65535)
+        return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds the grid's 65535 (grid y: heads, z: batch)",
+                         p->heads_q > 65535 ? "heads_q" : "batch", p->heads_q > 65535 ? p->heads_q : p->batch);
+    size_t e8 = kiln_dtype_bytes(p->qkv_type), eo = kiln_dtype_bytes(p->o_type);
+    const int64_t qe[3] = {p->batch, p->seqlen_q, p->heads_q}, ke[3] = {p->batch, p->seqlen_k, p->heads_kv};
+    const int64_t qs[3] = {p->q_stride_b, p->q_stride_s, p->q_stride_h};
+    const int64_t ks[3] = {p->k_stride_b, p->k_stride_s, p->k_stride_h};
+    const int64_t vs[3] = {p->v_stride_b, p->v_stride_s, p->v_stride_h};
+    const int64_t os[3] = {p->o_stride_b, p->o_stride_s, p->o_stride_h};
+    /* varlen: the batch strides are unused and the sequences share the rows (their offsets on the device) */
+    const int64_t qv[3] = {1, p->seqlen_q, p->heads_q}, kv[3] = {1, p->seqlen_k, p->heads_kv};
+    kiln_status st = check_tensor('q', qs, p->varlen ? qv : qe, p->head_dim, e8, 0);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_tensor('k', ks, p->varlen ? kv : ke, p->head_dim, e8, 0);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_tensor('v', vs, p->varlen ? kv : ke, p->head_dim, e8, 0);
+    if (st == KILN_STATUS_SUCCESS)
+        st = check_tensor('o', os, p->varlen ? qv : qe, p->head_dim, eo, 1);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    /* the kernels copy Q, K, V rows in 16-byte units and store O in 8-byte units */
+    const char *sn[12] = {"q_stride_b", "q_stride_s", "q_stride_h", "k_stride_b", "k_stride_s", "k_stride_h",
+                          "v_stride_b", "v_stride_s", "v_stride_h", "o_stride_b", "o_stride_s", "o_stride_h"};
+    const int64_t sv[12] = {qs[0], qs[1], qs[2], ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], os[0], os[1], os[2]};
+    for (int i = 0; i < 12; i++) {
+        int64_t unit = i < 9 ? (int64_t)(16 / e8) : (int64_t)(8 / eo);
+        if (p->varlen && i % 3 == 0)
+            continue;
+        if (sv[i] % unit)
+            return kiln_fail(KILN_STATUS_MISALIGNED, "%s = %" PRId64 " is not a multiple of %" PRId64
+                             " elements (%s rows are moved in %d-byte units)",
+                             sn[i], sv[i], unit, i < 9 ? "Q, K and V" : "O", i < 9 ? 16 : 8);
+    }
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_check(kiln_handle h, const kiln_attn_problem *p)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_check", kiln_attn_validate(h, p));
+}
+
+/* ---- selection ---- */
+
+static int matches(const kiln_attn_solution *s, kiln_arch_id arch, const kiln_attn_problem *p)
+{
+    return s->arch == arch && s->qkv_type == p->qkv_type && s->o_type == p->o_type && s->head_dim == p->head_dim;
+}
+
+/* A solution's rank key for the problem: the solutions whose workgroups fill the device (at least one per SM) keep
+ * the table's (YAML's) order, which puts the larger, more efficient tiles first; the ones that leave SMs idle come
+ * after, the most workgroups first (small problems: smaller tiles put more SMs to work). */
+static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
+{
+    double blocks = ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
+    return blocks >= sms ? 0.0 : 1.0 / (1.0 + blocks);
+}
+
+typedef struct text_buf {
+    char *buf;
+    size_t len;
+} text_buf;
+
+KILN_FORMAT(2, 3) static void say(text_buf *t, const char *fmt, ...)
+{
+    if (!t || !t->buf || t->len == 0)
+        return;
+    size_t used = strlen(t->buf);
+    if (used + 1 >= t->len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->buf + used, t->len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Candidates best first into out[max_out]; *count of them. NOT_SUPPORTED when the arch has no attention kernel
+ * for these types at all, NO_SOLUTION when it has some but none for this head dim or none that fits the device. */
+static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *out, int max_out, int *count,
+                               text_buf *tx)
+{
+    const kiln_tables *t = &h->tables;
+    kiln_arch_id arch = kiln_arch_from_name(h->arch);
+    int own = h->backend && strcmp(h->arch, h->device_arch) == 0;
+    int sms = own && h->limits.sm_count > 0 ? (int)h->limits.sm_count : KILN_MODEL_DEFAULT_SMS;
+    *count = 0;
+    say(tx, "attention: %s %s -> %s batch=%" PRId64 " heads=%" PRId64 "/%" PRId64 " seqlen=%" PRId64 "/%" PRId64
+            " head_dim=%" PRId64 " causal=%d varlen=%d\n",
+        h->arch, kiln_dtype_name(p->qkv_type), kiln_dtype_name(p->o_type), p->batch, p->heads_q, p->heads_kv,
+        p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen);
+    int any_types = 0, n = 0;
+    int *idx = malloc(sizeof(int) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
+    double *key = malloc(sizeof(double) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
+    if (!idx || !key) {
+        free(idx);
+        free(key);
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "out of memory");
+    }
+    for (int i = 0; i < t->num_attn_solutions; i++) {
+        const kiln_attn_solution *s = &t->attn_solutions[i];
+        if (s->arch != arch || s->qkv_type != p->qkv_type || s->o_type != p->o_type)
+            continue;
+        any_types = 1;
+        if (!matches(s, arch, p))
+            continue;
+        if (own && h->limits.max_lds_bytes > 0 && s->lds_bytes > h->limits.max_lds_bytes) {
+            say(tx, "  [%d] %s: rejected: %d bytes of shared memory, the device has %" PRId64 "\n", i, s->name,
+                s->lds_bytes, h->limits.max_lds_bytes);
+            continue;
+        }
+        if (own && !kiln_find_code_object(t, s->name)) {
+            say(tx, "  [%d] %s: rejected: no code object in this library\n", i, s->name);
+            continue;
+        }
+        double k = rank_key(s, p, sms);
+        int at = n++;
+        while (at > 0 && key[at - 1] > k) { /* stable: table (YAML) order among equal keys */
+            key[at] = key[at - 1], idx[at] = idx[at - 1];
+            at--;
+        }
+        key[at] = k, idx[at] = i;
+        say(tx, "  [%d] %s: accepted, %.0f workgroups (%s %d SMs)\n", i, s->name,
+            ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch, k == 0.0 ? "fill" : "under",
+            sms);
+    }
+    for (int i = 0; i < n && i < max_out; i++)
+        out[(*count)++] = idx[i];
+    kiln_status st = KILN_STATUS_SUCCESS;
+    if (n == 0 && !any_types) {
+        say(tx, "%s has no attention kernels for %s -> %s\n", h->arch, kiln_dtype_name(p->qkv_type),
+            kiln_dtype_name(p->o_type));
+        st = kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s has no attention kernels for %s -> %s", h->arch,
+                       kiln_dtype_name(p->qkv_type), kiln_dtype_name(p->o_type));
+    } else if (n == 0) {
+        say(tx, "no attention kernel of %s takes head_dim %" PRId64 " on this device\n", h->arch, p->head_dim);
+        st = kiln_fail(KILN_STATUS_NO_SOLUTION, "no attention kernel of %s takes head_dim %" PRId64 "%s", h->arch,
+                       p->head_dim, own ? " on this device" : "");
+    } else {
+        say(tx, "winner: [%d] %s\n", idx[0], t->attn_solutions[idx[0]].name);
+    }
+    free(idx);
+    free(key);
+    return st;
+}
+
+static kiln_algo algo_of(const kiln_attn_solution *s, int index)
+{
+    kiln_algo a;
+    memset(&a, 0, sizeof a);
+    a.name_hash = s->name_hash;
+    a.solution_index = (uint32_t)index;
+    a.gsu = 1;
+    return a;
+}
+
+static kiln_status query(kiln_handle h, const kiln_attn_problem *p, kiln_algo *algos, int requested, int *returned)
+{
+    if (!returned)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "returned is NULL");
+    *returned = 0;
+    if (requested < 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "requested = %d is negative", requested);
+    if (requested > 0 && !algos)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "algos is NULL (requested = %d)", requested);
+    kiln_status st = kiln_attn_validate(h, p);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    int *idx = malloc(sizeof(int) * (size_t)(requested > 0 ? requested : 1));
+    if (!idx)
+        return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "out of memory");
+    int count = 0;
+    st = select_attn(h, p, idx, requested, &count, NULL);
+    for (int i = 0; i < count; i++)
+        algos[i] = algo_of(&h->tables.attn_solutions[idx[i]], idx[i]);
+    *returned = count;
+    free(idx);
+    return st;
+}
+
+kiln_status kiln_attn_query(kiln_handle h, const kiln_attn_problem *p, kiln_algo *algos, int requested, int *returned)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_query", query(h, p, algos, requested, returned));
+}
+
+static kiln_status explain(kiln_handle h, const kiln_attn_problem *p, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "buf is NULL or len is 0");
+    buf[0] = '\0';
+    text_buf tx = {buf, len};
+    kiln_status st = kiln_attn_validate(h, p);
+    if (st != KILN_STATUS_SUCCESS) {
+        say(&tx, "problem rejected by kiln_attn_check: %s: %s\n", kiln_status_string(st), kiln_fail_text());
+        return st;
+    }
+    int one, count;
+    return select_attn(h, p, &one, 1, &count, &tx);
+}
+
+kiln_status kiln_attn_explain(kiln_handle h, const kiln_attn_problem *p, char *buf, size_t len)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_explain", explain(h, p, buf, len));
+}
+
+int kiln_handle_find_attn_algo(kiln_handle h, const kiln_algo *a)
+{
+    const kiln_tables *t = &h->tables;
+    if (a->solution_index < (uint32_t)t->num_attn_solutions &&
+        t->attn_solutions[a->solution_index].name_hash == a->name_hash)
+        return (int)a->solution_index;
+    for (int i = 0; i < t->num_attn_solutions; i++)
+        if (t->attn_solutions[i].name_hash == a->name_hash)
+            return i;
+    return -1;
+}
+
+/* ---- run ---- */
+
+static kiln_status misaligned(const char *field, const void *ptr, int bytes)
+{
+    return kiln_fail(KILN_STATUS_MISALIGNED, "%s = %p is not %d-byte aligned", field, ptr, bytes);
+}
+
+static kiln_status check_args(const kiln_attn_problem *p, const kiln_attn_args *a)
+{
+    const char *names[4] = {"q", "k", "v", "o"};
+    const void *ptrs[4] = {a->q, a->k, a->v, a->o};
+    for (int i = 0; i < 4; i++) {
+        if (!ptrs[i])
+            return kiln_fail(KILN_STATUS_NULL_POINTER, "args->%s is NULL", names[i]);
+        int align = i < 3 ? 16 : 8;
+        if ((uintptr_t)ptrs[i] % (uintptr_t)align)
+            return misaligned(i == 0 ? "args->q" : i == 1 ? "args->k" : i == 2 ? "args->v" : "args->o", ptrs[i],
+                              align);
+    }
+    if (p->has_lse && !a->lse)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->lse is NULL (has_lse = 1)");
+    if (p->has_lse && (uintptr_t)a->lse % 4)
+        return misaligned("args->lse", a->lse, 4);
+    if (p->varlen && (!a->cu_seqlens_q || !a->cu_seqlens_k))
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->cu_seqlens_%c is NULL (varlen = 1)",
+                         !a->cu_seqlens_q ? 'q' : 'k');
+    if (p->descale != KILN_SCALE_NONE && (!a->q_descale || !a->k_descale || !a->v_descale))
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->%c_descale is NULL (descale = %d)",
+                         !a->q_descale ? 'q' : !a->k_descale ? 'k' : 'v', (int)p->descale);
+    if (!(a->softmax_scale >= 0.0f) || isinf(a->softmax_scale))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "softmax_scale = %g must be finite and >= 0 (0: 1 / sqrt(d))",
+                         (double)a->softmax_scale);
+    return KILN_STATUS_SUCCESS;
+}
+
+static void fill(const kiln_attn_problem *p, const kiln_attn_args *a, kiln_attn_params *k)
+{
+    memset(k, 0, sizeof *k); /* padding included: the launch copies every byte */
+    k->q = a->q, k->k = a->k, k->v = a->v, k->o = a->o;
+    k->lse = p->has_lse ? a->lse : NULL;
+    k->cu_seqlens_q = p->varlen ? a->cu_seqlens_q : NULL;
+    k->cu_seqlens_k = p->varlen ? a->cu_seqlens_k : NULL;
+    int ds = p->descale != KILN_SCALE_NONE;
+    k->q_descale = ds ? a->q_descale : NULL;
+    k->k_descale = ds ? a->k_descale : NULL;
+    k->v_descale = ds ? a->v_descale : NULL;
+    k->descale_stride_b = p->descale == KILN_SCALE_VECTOR ? p->heads_kv : 0;
+    k->descale_stride_h = p->descale == KILN_SCALE_VECTOR ? 1 : 0;
+    k->q_stride_b = p->q_stride_b, k->q_stride_s = p->q_stride_s, k->q_stride_h = p->q_stride_h;
+    k->k_stride_b = p->k_stride_b, k->k_stride_s = p->k_stride_s, k->k_stride_h = p->k_stride_h;
+    k->v_stride_b = p->v_stride_b, k->v_stride_s = p->v_stride_s, k->v_stride_h = p->v_stride_h;
+    k->o_stride_b = p->o_stride_b, k->o_stride_s = p->o_stride_s, k->o_stride_h = p->o_stride_h;
+    /* lse: [batch][heads_q][seqlen_q]; varlen: [heads_q][batch * seqlen_q] with row cu_seqlens_q[b] + i (kiln.h) */
+    k->lse_stride_h = p->varlen ? p->batch * p->seqlen_q : p->seqlen_q;
+    k->lse_stride_b = p->varlen ? 0 : p->heads_q * p->seqlen_q;
+    k->batch = (int32_t)p->batch, k->heads_q = (int32_t)p->heads_q, k->heads_kv = (int32_t)p->heads_kv;
+    k->seqlen_q = (int32_t)p->seqlen_q, k->seqlen_k = (int32_t)p->seqlen_k, k->head_dim = (int32_t)p->head_dim;
+    k->softmax_scale = a->softmax_scale > 0.0f ? a->softmax_scale : 1.0f / sqrtf((float)p->head_dim);
+    k->causal = p->causal;
+    k->o_dtype = (int32_t)p->o_type;
+}
+
+static kiln_status load(kiln_handle h, int s, void **kernel)
+{
+    kiln_kernels *k = &h->attn_kernels[s];
+    const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
+    kiln_status st = KILN_STATUS_SUCCESS;
+    pthread_mutex_lock(&h->lock);
+    if (!k->loaded) {
+        const kiln_code_object *co = kiln_find_code_object(&h->tables, sol->name);
+        void *module = NULL, *fn = NULL;
+        st = co ? h->backend->load_module(h->dev, co->data, co->size, &module) : KILN_STATUS_NO_CODE_FOR_DEVICE;
+        if (st == KILN_STATUS_SUCCESS) {
+            st = h->backend->get_kernel(h->dev, module, sol->name, sol->lds_bytes, &fn);
+            if (st != KILN_STATUS_SUCCESS)
+                h->backend->unload_module(h->dev, module);
+        }
+        if (st == KILN_STATUS_SUCCESS)
+            k->module = module, k->gemm = fn, k->loaded = 1;
+    }
+    if (st == KILN_STATUS_SUCCESS)
+        *kernel = k->gemm;
+    pthread_mutex_unlock(&h->lock);
+    return st;
+}
+
+static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *a,
+                       void *stream)
+{
+    if (!h || !p || !a)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !h ? "h" : !p ? "p" : "args");
+    kiln_status st = kiln_attn_validate(h, p);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    int s = -1;
+    if (algo) {
+        s = kiln_handle_find_attn_algo(h, algo);
+        if (s < 0)
+            return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                             "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library",
+                             algo->name_hash);
+        if (!matches(&h->tables.attn_solutions[s], kiln_arch_from_name(h->arch), p))
+            return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s does not take this problem (arch, types, head_dim)",
+                             h->tables.attn_solutions[s].name);
+    }
+    if (p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
+        return KILN_STATUS_SUCCESS; /* nothing to compute, nothing read */
+    st = check_args(p, a);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    if (!h->backend)
+        return kiln_fail(KILN_STATUS_NO_DEVICE, "the handle has no device (kiln_create found none)");
+    if (strcmp(h->arch, h->device_arch) != 0)
+        return kiln_fail(KILN_STATUS_NO_CODE_FOR_DEVICE, "selecting for arch %s (kiln_set_arch), the device is %s",
+                         h->arch, h->device_arch);
+    if (s < 0) {
+        int count = 0;
+        st = select_attn(h, p, &s, 1, &count, NULL);
+        if (st != KILN_STATUS_SUCCESS)
+            return st;
+    }
+    const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
+    if (h->limits.max_lds_bytes > 0 && sol->lds_bytes > h->limits.max_lds_bytes)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s needs %d bytes of shared memory, the device has %" PRId64,
+                         sol->name, sol->lds_bytes, h->limits.max_lds_bytes);
+    void *kernel = NULL;
+    st = load(h, s, &kernel);
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "loading %s: %s", sol->name,
+                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
+                                                              : h->backend->last_error(h->dev));
+    kiln_attn_params prm;
+    fill(p, a, &prm);
+    /* validate bounded heads_q and batch by 65535 and seqlen_q by 2^31 - 1 */
+    const uint32_t grid[3] = {(uint32_t)((p->seqlen_q + sol->bm - 1) / sol->bm), (uint32_t)p->heads_q,
+                              (uint32_t)p->batch};
+    st = h->backend->launch(h->dev, kernel, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, &prm, sizeof prm,
+                            stream);
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "launching %s: %s", sol->name, h->backend->last_error(h->dev));
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *args,
+                          void *stream)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_run", run(h, p, algo, args, stream));
+}

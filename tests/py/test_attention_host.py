@@ -1,0 +1,108 @@
+"""The attention API without a GPU, through the ctypes layer with the arch set by name: kiln_attn_check's statuses
+for bad problems, kiln_attn_query's candidates from the generated attention table (named by kiln_algo_name) for
+each arch that has them, NOT_SUPPORTED where an arch has none, and explain's account. Skips without a built libkiln
+that has the attention API."""
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "runtime" / "python"))
+
+import kiln  # noqa: E402
+from kiln import DType, Status, _capi  # noqa: E402
+from binding_lib import find_library  # noqa: E402
+
+LIBRARY = find_library()
+NO_DEVICE = -1
+
+
+@pytest.fixture
+def lib():
+    if LIBRARY is None:
+        pytest.skip("no libkiln.so: set KILN_LIBRARY or build one (cmake --build build-ci --target kiln)")
+    try:
+        lib = _capi.load_library(LIBRARY)
+    except OSError as exc:
+        pytest.skip(str(exc))
+    if not hasattr(lib, "kiln_attn_query"):
+        pytest.skip("this library predates the attention API")
+    return lib
+
+
+def problem(lib, qkv=DType.E4M3, o=DType.BF16, b=2, hq=16, hk=4, sq=1024, sk=1024, d=128, **fields):
+    p = _capi.kiln_attn_problem()
+    _capi.check(lib.kiln_attn_problem_init(ctypes.byref(p), qkv, o, b, hq, hk, sq, sk, d), "kiln_attn_problem_init")
+    for key, value in fields.items():
+        setattr(p, key, value)
+    return p
+
+
+def on_arch(arch):
+    kiln.close()
+    kiln.set_arch(arch, device_index=NO_DEVICE)
+    return kiln.handle(NO_DEVICE)
+
+
+def query(lib, h, p, k=8):
+    algos = (kiln.kiln_algo * k)()
+    n = ctypes.c_int(0)
+    st = lib.kiln_attn_query(h, ctypes.byref(p), algos, k, ctypes.byref(n))
+    names = []
+    for i in range(n.value):
+        name = ctypes.c_char_p()
+        assert lib.kiln_algo_name(h, ctypes.byref(algos[i]), ctypes.byref(name)) == 0
+        names.append(name.value.decode())
+    return Status(st), names, (lib.kiln_last_error(h) or b"").decode()
+
+
+@pytest.mark.parametrize("arch,qkv,family", [("sm90", DType.E4M3, "MMA"), ("sm89", DType.E4M3, "MMA"),
+                                             ("gfx942", DType.E4M3FNUZ, "MFMA")])
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_arch_selects_its_attention_kernels(lib, arch, qkv, family, d):
+    try:
+        h = on_arch(arch)
+        st, names, text = query(lib, h, problem(lib, qkv=qkv, d=d))
+        assert st == Status.SUCCESS, text
+        assert names and all(n.startswith("Attn_") and f"_D{d}_" in n and n.endswith(f"_{family}_{arch.upper()}")
+                             for n in names), names
+        buf = ctypes.create_string_buffer(1 << 14)
+        assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, qkv=qkv, d=d)), buf, len(buf)) == 0
+        assert f"winner: [" in buf.value.decode() and names[0] in buf.value.decode()
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("arch", ["sm80"])
+def test_arch_without_attention_says_not_supported(lib, arch):
+    try:
+        h = on_arch(arch)
+        st, names, text = query(lib, h, problem(lib))
+        assert st == Status.NOT_SUPPORTED and f"{arch} has no attention kernels" in text, (st, text)
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("fields,status,text", [
+    (dict(qkv=DType.BF16), Status.NOT_SUPPORTED, "attention takes fp8"),
+    (dict(o=DType.F32), Status.NOT_SUPPORTED, "attention writes f16 or bf16"),
+    (dict(hk=3), Status.INVALID_VALUE, "heads_kv = 3 must divide heads_q = 16"),
+    (dict(d=96), Status.NOT_SUPPORTED, "head_dim = 96"),
+    (dict(causal=2), Status.INVALID_VALUE, "causal = 2 must be 0 or 1"),
+    (dict(o_stride_h=64), Status.INVALID_VALUE, "o_stride_h = 64 makes elements of o overlap"),
+    (dict(k_stride_s=520), Status.MISALIGNED, "k_stride_s = 520 is not a multiple of 16 elements"),
+])
+def test_bad_problems(lib, fields, status, text):
+    try:
+        h = on_arch("sm90")
+        kw = {k: fields.pop(k) for k in ("qkv", "o", "hk", "d") if k in fields}
+        p = problem(lib, **kw, **fields)
+        st = Status(lib.kiln_attn_check(h, ctypes.byref(p)))
+        msg = (lib.kiln_last_error(h) or b"").decode()
+        assert st == status and text in msg, (st, msg)
+    finally:
+        kiln.close()
