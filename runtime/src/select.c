@@ -128,18 +128,21 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
     g->k_tiles_per_split = ceil_div(g->k_tiles, s->gsu);
     g->grid_x = g->tiles_m * g->tiles_n; /* m, n <= INT32_MAX: fits */
     g->grid_z = p->batch * s->gsu;       /* batch <= KILN_DEFAULT_MAX_GRID_Z: fits */
-    if (kiln_solution_wgmma(s)) {
-        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). Grouped:
-         * a bound on the groups' tiles, whose sizes only the device knows (a contiguous group adds at most one
-         * partial tile row; a masked one has at most tiles_m). */
-        int64_t rows = g->grid_z;
+    if (p->group_mode != KILN_GROUP_NONE) {
+        /* Grouped, every launch kind (gsu 1): a bound on the groups' tiles on grid x, whose sizes only the device
+         * knows (a contiguous group adds at most one partial tile row; a masked one has at most tiles_m). The
+         * kernels walk the groups' tiles (persistent wgmma CTAs in turn, an mfma workgroup its own) and stop past
+         * the last (saturating: the size predicate then rejects it). */
+        int64_t rows = p->groups;
         if (p->group_mode == KILN_GROUP_CONTIGUOUS) {
             rows = 1;
             g->grid_x = (g->tiles_m + p->groups) * g->tiles_n; /* each factor <= 2^32: fits */
-        } else if (p->group_mode == KILN_GROUP_MASKED) {
-            rows = p->groups;
         }
         g->grid_x = rows <= INT64_MAX / g->grid_x ? g->grid_x * rows : INT64_MAX;
+        g->grid_z = 1;
+    } else if (kiln_solution_wgmma(s)) {
+        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). */
+        g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
         g->grid_z = 1;
     }
     g->reduce_grid_x = 0;
@@ -216,7 +219,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
             max_z = UINT32_MAX;
         if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
             g.k_tiles_per_split > INT32_MAX ||
-            (kiln_solution_wgmma(s) && g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles */
+            ((kiln_solution_wgmma(s) || p->group_mode != KILN_GROUP_NONE) &&
+             g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles; the grouped walk's tile index (int) */
             return kiln_reject_because(why, why_len, KILN_REJECT_SIZE,
                           "grid %" PRId64 " x 1 x %" PRId64 " exceeds the device limits", g.grid_x, g.grid_z);
         if (g.workspace_bytes > (uint64_t)INT64_MAX)

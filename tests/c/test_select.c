@@ -235,6 +235,29 @@ static void test_wgmma_geometry(void)
     CHECK(g.grid_x == INT64_MAX, "saturated: %lld", (long long)g.grid_x);
 }
 
+/* Grouped problems, plain (mfma) and wgmma launches alike: grid x is a bound on the groups' tiles ((tiles_m + groups)
+ * * tiles_n contiguous, groups * tiles_m * tiles_n masked), grid z is 1. */
+static void test_grouped_geometry(void)
+{
+    const int sols[] = {FAKE_FP8_MT128, FAKE_WG_FP8};
+    for (int i = 0; i < 2; i++) {
+        const kiln_solution *s = &T.solutions[sols[i]];
+        kiln_problem p;
+        kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, KILN_LAYOUT_TN, 1000, 300, 512);
+        p.group_mode = KILN_GROUP_CONTIGUOUS;
+        p.groups = 7;
+        kiln_geometry g;
+        kiln_solution_geometry(s, &p, &g);
+        const int64_t tm = (1000 + s->mt0 - 1) / s->mt0, tn = (300 + s->mt1 - 1) / s->mt1;
+        CHECK(g.grid_x == (tm + 7) * tn && g.grid_z == 1, "%s contiguous: grid %lld x %lld", s->name,
+              (long long)g.grid_x, (long long)g.grid_z);
+        p.group_mode = KILN_GROUP_MASKED;
+        kiln_solution_geometry(s, &p, &g);
+        CHECK(g.grid_x == 7 * tm * tn && g.grid_z == 1, "%s masked: grid %lld x %lld", s->name, (long long)g.grid_x,
+              (long long)g.grid_z);
+    }
+}
+
 static void test_top_k_and_determinism(void)
 {
     kiln_problem p = fp8_problem(3000, 5000, 7040);
@@ -434,6 +457,7 @@ int main(void)
     test_gsu();
     test_size();
     test_wgmma_geometry();
+    test_grouped_geometry();
     test_top_k_and_determinism();
     test_no_solution();
     test_metrics_and_references();

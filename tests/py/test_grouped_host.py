@@ -1,6 +1,6 @@
 """Grouped (MoE) fp8 GEMM without a GPU: kiln_problem's group fields through the ctypes layer, the status of every
-bad grouped problem, and the selection (sm90's grouped kernels, sized by rows per group; NOT_SUPPORTED naming the
-kind on archs without grouped kernels). Skips without a built libkiln, like test_binding.py."""
+bad grouped problem, and the selection (sm90's and gfx942's grouped kernels, sized by rows per group; NOT_SUPPORTED
+naming the kind on archs without grouped kernels). Skips without a built libkiln, like test_binding.py."""
 from __future__ import annotations
 
 import sys
@@ -79,6 +79,30 @@ def test_sm90_selects_grouped_kernels(sm90, mode, block):
     assert all(not i.name.split("_")[3].endswith("G") for i in kiln.query_problem(dense, 8, device_index=NO_DEVICE))
 
 
+@pytest.mark.parametrize("mode", [GroupMode.CONTIGUOUS, GroupMode.MASKED])
+@pytest.mark.parametrize("block", [False, True])
+@pytest.mark.parametrize("d", [DType.BF16, DType.F32])
+def test_gfx942_selects_grouped_kernels(lib, mode, block, d):
+    """gfx942's mfma grouped kernels (fp8_grouped.yaml, fp8_block_grouped.yaml) for e4m3fnuz; a dense problem of the
+    same types gets none of them."""
+    kiln.close()
+    kiln.set_arch("gfx942", device_index=NO_DEVICE)
+    try:
+        for m in (4096, 64):  # large and small groups (rows per group: m / 8 contiguous, m masked)
+            infos = kiln.query_problem(grouped(m=m, mode=mode, block=block, d=d, fp8=DType.E4M3FNUZ), 8,
+                                       device_index=NO_DEVICE)
+            suffix = "QG_MT" if block else "G_MT"
+            assert infos and all(suffix in i.name and i.name.endswith("_MFMA_GFX942") for i in infos), \
+                [i.name for i in infos]
+            if not block:
+                assert all("QG_MT" not in i.name for i in infos)
+        dense = kiln.make_problem(DType.E4M3FNUZ, DType.E4M3FNUZ, DType.BF16, Layout.TN, 1024, 4096, 7168,
+                                  scale_a=ScaleMode.TENSOR, scale_b=ScaleMode.TENSOR)
+        assert all(not i.name.split("_")[3].endswith("G") for i in kiln.query_problem(dense, 8, device_index=NO_DEVICE))
+    finally:
+        kiln.close()
+
+
 def test_selection_sizes_by_rows_per_group(sm90):
     """Contiguous: m / groups rows per group; the explanation says so."""
     text = kiln.explain_problem(grouped(m=32 * 64, groups=32), device_index=NO_DEVICE)
@@ -114,7 +138,7 @@ def test_groups_without_mode_is_invalid(sm90):
     assert got == Status.INVALID_VALUE and "groups = 3 with group_mode = KILN_GROUP_NONE" in msg
 
 
-@pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx942", "gfx90a", "gfx1151", "gfx1201"])
+@pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx90a", "gfx1151", "gfx1201"])
 def test_archs_without_grouped_kernels_say_not_supported(lib, arch):
     kiln.close()
     kiln.set_arch(arch, device_index=NO_DEVICE)
