@@ -1,8 +1,9 @@
 """Attention forward kernels: the frozen AttnSolution whose name is its identity, its inverse (decode), one record per
 family (header, template, threads, LDS, rules, expected instructions) and the parameter catalogue.
 
-The kernels are the hand-written device headers device/kiln_attn_mma.h (NVIDIA mma.sync fp8) and
-device/kiln_attn_mfma.h (gfx942 fp8 MFMA); a generated translation unit instantiates one Config of one of them. Every
+The kernels are the hand-written device headers device/kiln_attn_mma.h (NVIDIA mma.sync fp8), device/kiln_attn_mfma.h
+(gfx942 fp8 MFMA) and device/kiln_attn_wmma.h (RDNA: fp8 WMMA on gfx1201, f16 WMMA on widened fp8 on gfx1151); a
+generated translation unit instantiates one Config of one of them. Every
 rule here restates a static_assert of its header (the generated unit static_asserts the shared memory and threads
 computed here against the header's own constants), so a solution that passes these rules compiles.
 
@@ -37,8 +38,8 @@ PARAMS = (
     AttnParam("bm", "BM", None, "query rows per workgroup"),
     AttnParam("bn", "BN", None, "keys per K/V tile"),
     AttnParam("warps", "W", None, "mma: warps per CTA; each owns 16 query rows (bm = 16 * warps)"),
-    AttnParam("stages", "S", 2, "mfma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS)"),
-    AttnParam("occ", "OCC", 2, "mfma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build checks "
+    AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS)"),
+    AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build checks "
                                "the occupancy reaches it"),
 )
 PARAM = {p.field: p for p in PARAMS}
@@ -118,7 +119,7 @@ def _mfma_rules(s: "AttnSolution") -> list:
     return out
 
 
-def _mfma_constants(s: "AttnSolution") -> tuple:
+def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config fields
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
 
 
@@ -133,6 +134,42 @@ def _mfma_ops(s: "AttnSolution") -> frozenset:
     return frozenset({f"v_mfma_f32_{shape}_{f}_{f}", f"v_mfma_f32_{shape}_{f}_fp8"})
 
 
+def _wmma_q_in_lds(s: "AttnSolution") -> bool:
+    """kiln_attn_wmma.h keeps Q in LDS on gfx11 (RDNA3: no fp8 WMMA, operands widened after the local read)."""
+    return AMD_INFO[s.arch].matrix_isa == "rdna3"
+
+
+def _wmma_lds(s: "AttnSolution") -> int:
+    """kiln_attn_wmma.h: per buffer, K (bn x D bytes) and V^T (D x bn bytes); on gfx11 the Q tile (bm x D) too."""
+    return s.stages * 2 * s.bn * s.head_dim + (s.bm * s.head_dim if _wmma_q_in_lds(s) else 0)
+
+
+def _wmma_rules(s: "AttnSolution") -> list:
+    out = []
+    if s.bm not in (64, 128):
+        out.append(("bm", f"{s.bm} must be 64 or 128 (4 or 8 waves of 16 query rows)"))
+    if s.bn not in (32, 64, 128):
+        out.append(("bn", f"{s.bn} must be 32, 64 or 128 (whole 16-key blocks and 16-byte V^T reads)"))
+    if s.stages not in (1, 2):
+        out.append(("stages", f"{s.stages} must be 1 or 2 (LDS buffers)"))
+    most = AMD_INFO[s.arch].max_waves_per_simd
+    if not 1 <= s.occ <= most:
+        out.append(("occ", f"{s.occ} must be in 1..{most} (waves per SIMD on {s.arch.value})"))
+    return out
+
+
+_WMMA_FP8 = {DType.E4M3: "fp8", DType.E5M2: "bf8"}  # the WMMA mnemonics' spelling of the OCP types
+assert set(_WMMA_FP8) == {t for t in DType if DTYPE_INFO[t].fp8 == ARCH_INFO[Arch.GFX1201].fp8_formats}
+
+
+def _wmma_ops(s: "AttnSolution") -> frozenset:
+    """gfx12: S^T = K Q^T in the input type, O^T += V^T P^T with P in e4m3 (fp8); gfx11: f16 WMMA only."""
+    if _wmma_q_in_lds(s):
+        return frozenset({"v_wmma_f32_16x16x16_f16"})
+    f = _WMMA_FP8[s.qkv]
+    return frozenset({f"v_wmma_f32_16x16x16_{f}_{f}", f"v_wmma_f32_16x16x16_{f}_fp8"})
+
+
 FAMILIES = {
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
                            threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,
@@ -140,12 +177,16 @@ FAMILIES = {
     Family.MFMA: AttnFamily(Family.MFMA, "kiln_attn_mfma.h", "attn_mfma.hip.j2", ("stages", "occ"),
                             threads=lambda s: 64 * MFMA_WAVES, lds_bytes=_mfma_lds, rules=_mfma_rules,
                             constants=_mfma_constants, matrix_ops=_mfma_ops),
+    Family.WMMA: AttnFamily(Family.WMMA, "kiln_attn_wmma.h", "attn_wmma.hip.j2", ("stages", "occ"),
+                            threads=lambda s: 2 * s.bm, lds_bytes=_wmma_lds, rules=_wmma_rules,
+                            constants=_mfma_constants, matrix_ops=_wmma_ops),
 }
 assert all(spec.family is family for family, spec in FAMILIES.items())
 assert all(p in PARAM for spec in FAMILIES.values() for p in spec.params)
 
 # The archs with attention kernels and their family (the one each header compiles for).
-ARCH_FAMILY = {Arch.SM90: Family.MMA, Arch.SM89: Family.MMA, Arch.GFX942: Family.MFMA}
+ARCH_FAMILY = {Arch.SM90: Family.MMA, Arch.SM89: Family.MMA, Arch.GFX942: Family.MFMA, Arch.GFX1151: Family.WMMA,
+               Arch.GFX1201: Family.WMMA}
 assert all(f in ARCH_INFO[a].families for a, f in ARCH_FAMILY.items())
 
 

@@ -7,8 +7,9 @@ generated/attention.c and generated/kernels.cmake.
 - the committed generated/ is current, attention.c is in arch-then-YAML order with the header's LDS formula, and the
   GEMM loader does not read the attention files;
 - slow (about a minute on two cores; `-m "not slow"` leaves it out): every distinct config of the committed files
-  compiled through the build step (`kiln-gen compile`: nvcc for sm_90a / sm_89 with no spills, clang-19 for gfx942
-  with no scratch, the intended fp8 MFMA and occupancy at least the YAML's occ).
+  compiled through the build step (`kiln-gen compile`: nvcc for sm_90a / sm_89 with no spills, clang-19 for gfx942,
+  gfx1201 and gfx1151 with no scratch, the intended MFMA / WMMA, as many in the main loop as a key tile's products
+  take, and occupancy at least the YAML's occ).
 """
 import concurrent.futures
 import os
@@ -97,6 +98,9 @@ def test_name_spells_the_parameters():
     amd = attn.AttnSolution(Arch.GFX942, Family.MFMA, DType.E5M2FNUZ, DType.F16, 256, 64, 64, stages=1, occ=2)
     assert amd.name == "Attn_B8NH_D256_BM64_BN64_S1_OCC2_MFMA_GFX942"
     assert attn.decode(amd.name) == amd and not amd.problems()
+    rdna = attn.AttnSolution(Arch.GFX1151, Family.WMMA, DType.E5M2, DType.BF16, 64, 64, 64, stages=2, occ=6)
+    assert rdna.name == "Attn_B8B_D64_BM64_BN64_S2_OCC6_WMMA_GFX1151"
+    assert attn.decode(rdna.name) == rdna and not rdna.problems()
 
 
 @pytest.mark.parametrize("name", [
@@ -152,6 +156,18 @@ def test_mfma_rules():
     assert amd(warps=8) == ["warps"]
 
 
+def test_wmma_rules():
+    def rdna(arch=Arch.GFX1201, **kw):
+        return _problems(**{"arch": arch, "family": Family.WMMA, "warps": 0, "bm": 64, "stages": 2, "occ": 4, **kw})
+    assert rdna() == [] and rdna(Arch.GFX1151) == []
+    assert rdna(bm=128, bn=32) == [] and rdna(bn=128) == []
+    assert rdna(bm=32) == ["bm"] and rdna(bn=96) == ["bn"] and rdna(stages=0) == ["stages"]
+    assert rdna(occ=17) == ["occ"]                # 16 waves per SIMD on RDNA
+    assert rdna(qkv=DType.E4M3FNUZ) == ["qkv"]    # OCP fp8 on RDNA
+    assert rdna(Arch.GFX1151, head_dim=256, bm=128, bn=64) == ["bn"]  # 64 KiB of K/V plus Q in LDS: too much
+    assert rdna(Arch.GFX1201, head_dim=256, bm=128, bn=64) == []      # gfx12 keeps Q in registers
+
+
 def test_lds_formulas_follow_the_headers():
     mma = attn.AttnSolution(Arch.SM90, Family.MMA, DType.E4M3, DType.BF16, 256, 64, 32, warps=4)
     assert mma.lds_bytes == 2 * 32 * 256 + max(2 * 32 * 256, 64 * 256) and mma.threads == 128
@@ -159,6 +175,10 @@ def test_lds_formulas_follow_the_headers():
     assert mma.lds_bytes == 2 * 32 * 128 + 128 * 128  # Q is larger than a stage
     mfma = attn.AttnSolution(Arch.GFX942, Family.MFMA, DType.E4M3FNUZ, DType.BF16, 256, 128, 32, stages=2, occ=2)
     assert mfma.lds_bytes == 2 * 2 * 32 * 256 and mfma.threads == 256
+    gfx12 = attn.AttnSolution(Arch.GFX1201, Family.WMMA, DType.E4M3, DType.BF16, 128, 64, 64, stages=2, occ=4)
+    gfx11 = attn.AttnSolution(Arch.GFX1151, Family.WMMA, DType.E4M3, DType.BF16, 128, 64, 64, stages=2, occ=3)
+    assert gfx12.lds_bytes == 2 * 2 * 64 * 128 and gfx12.threads == 128
+    assert gfx11.lds_bytes == gfx12.lds_bytes + 64 * 128  # and the Q tile
 
 
 # --- YAML ------------------------------------------------------------------------------------------------------------
@@ -220,6 +240,9 @@ def test_committed_files_have_no_spilling_configs_listed():
     assert nvidia == {(64, 128, 64, 8), (128, 128, 64, 8), (128, 128, 32, 8), (256, 64, 32, 4)}
     amd = {(s.head_dim, s.bm, s.bn, s.stages) for s in SOLUTIONS if s.family is Family.MFMA}
     assert amd == {(64, 128, 64, 2), (128, 128, 64, 2), (256, 64, 64, 1), (256, 128, 32, 2)}
+    for arch in (Arch.GFX1201, Arch.GFX1151):  # kiln_attn_wmma.h's checked configs (test_attn_emulation.py)
+        rdna = {(s.head_dim, s.bm, s.bn, s.stages) for s in SOLUTIONS if s.arch is arch}
+        assert rdna == {(64, 64, 64, 2), (128, 64, 64, 2), (256, 128, 32, 2)}, arch
 
 
 # --- generated/ ------------------------------------------------------------------------------------------------------
@@ -327,4 +350,14 @@ def test_kernel_compiles_within_its_resources(compiled, sol):
     assert int(fields["lds"]) == sol.lds_bytes + int(fields["lds_static"]) <= 65536
     assert int(fields["occupancy"]) >= sol.occ and int(fields["occ_target"]) == sol.occ
     assert set(fields["ops"].split(",")) == sol.spec.matrix_ops(sol)
-    assert int(fields["loop_mfma"]) == sol.bn * sol.head_dim // 256  # S^T and O^T: BN * D / 512 instructions each
+    assert int(fields[f"loop_{sol.family.value}"]) == loop_matrix_ops(sol)
+
+
+def loop_matrix_ops(sol) -> int:
+    """Matrix instructions in the main loop (one key tile) per wave: S^T = K Q^T and O^T += V^T P^T."""
+    if sol.family is Family.MFMA:
+        return sol.bn * sol.head_dim // 256  # BN * D / 512 each
+    blocks, d_blocks = sol.bn // 16, sol.head_dim // 16  # wmma 16x16x16: one per key block and d block, each product
+    if sol.arch is Arch.GFX1151:  # S^T's loop over d is unrolled 4 times there (kiln_attn_wmma.h)
+        return blocks * min(d_blocks, 4) + blocks * d_blocks
+    return 2 * blocks * d_blocks
