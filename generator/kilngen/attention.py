@@ -3,9 +3,9 @@ family (header, template, threads, LDS, rules, expected instructions) and the pa
 
 The kernels are the hand-written device headers device/kiln_attn_mma.h (NVIDIA mma.sync fp8), device/kiln_attn_mfma.h
 (gfx942 fp8 MFMA) and device/kiln_attn_wmma.h (RDNA: fp8 WMMA on gfx1201, f16 WMMA on widened fp8 on gfx1151); a
-generated translation unit instantiates one Config of one of them. Every
-rule here restates a static_assert of its header (the generated unit static_asserts the shared memory and threads
-computed here against the header's own constants), so a solution that passes these rules compiles.
+generated translation unit instantiates one Config of one of them. Every rule here restates a static_assert of its
+header, so a solution that passes them meets the header's; the generated unit static_asserts the shared memory and
+threads computed here against the header's own constants.
 
 This module needs no YAML reader (the build steps decode names with it); solution files are read by attention_yaml.py.
 """
@@ -39,8 +39,8 @@ PARAMS = (
     AttnParam("bn", "BN", None, "keys per K/V tile"),
     AttnParam("warps", "W", None, "mma: warps per CTA; each owns 16 query rows (bm = 16 * warps)"),
     AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS)"),
-    AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build checks "
-                               "the occupancy reaches it"),
+    AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
+                               "checks the occupancy reaches it"),
 )
 PARAM = {p.field: p for p in PARAMS}
 COMMON = ("head_dim", "bm", "bn")

@@ -45,8 +45,8 @@ def cmd_generate(args) -> int:
 
     from . import render
     written, removed = render.write_tree(root / "generated", tree, progress)
-    print(f"kiln: {len(files)} solution files + {attention} attention files, {kernels} kernels; {written} files written, {removed} removed, "
-          f"{len(tree) - written} unchanged")
+    print(f"kiln: {len(files)} solution files + {attention} attention files, {kernels} kernels; {written} files "
+          f"written, {removed} removed, {len(tree) - written} unchanged")
     return 0
 
 
