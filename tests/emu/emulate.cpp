@@ -2,13 +2,20 @@
 // Built per kernel by tests/py/test_amd_emulation.py:
 //   clang++-19 -std=c++20 -D__gfxNNN__ -DKILN_EMU_KERNEL_FILE='"<kernel>.hip"' -DKILN_EMU_KERNEL=<kernel> ...
 // Usage: emulate M N K BATCH ACT(0..3) EPILOGUE(0: alpha only, 1: C + bias + vector scales) SEED
+//        emulate M N K GROUPS ACT EPILOGUE SEED MODE INDEX...   (grouped kernels, Config::GROUPED)
 // Prints "max_rel_l2 <value>"; exits 1 when an element is NaN, unwritten, or written outside D, or the error is large.
+// Grouped kernels (MoE): MODE 1 (contiguous: INDEX are the groups' end rows of A [M, K] and D [M, N]) or 2 (masked:
+// INDEX are the groups' row counts of batch g of A [GROUPS, M, K] and D); B [GROUPS, N, K]. EPILOGUE 0: tensor scales
+// (block scales for block-scaled kernels), 1: per-row scales of A and per-column scales of each group's B, and a bias
+// row per group (no C: a grouped GEMM reads none). D starts as NaN; rows outside every group must stay NaN. The grid
+// is the runtime's bound on the walk's tiles (select.c), so workgroups past the last group run and must exit.
 // K = 0 is an empty sum: D = act(beta * C + bias), zeros with EPILOGUE 0. A and B are then NULL, so a kernel that
 // reads either crashes.
 #include "amd_emu.h"
 
 #include KILN_EMU_KERNEL_FILE
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <thread>
@@ -96,12 +103,25 @@ int main(int argc, char **argv) {
     using TA = C::TA;
     using TB = C::TB;
     using TD = C::TD;
-    if (argc != 8) {
-        std::fprintf(stderr, "usage: %s M N K BATCH ACT EPILOGUE SEED\n", argv[0]);
+    constexpr bool grouped = kiln::GroupedConfig<C>::value;
+    if (grouped ? argc < 9 || argc != 9 + std::atoi(argv[4]) : argc != 8) {
+        std::fprintf(stderr, "usage: %s M N K BATCH ACT EPILOGUE SEED [MODE INDEX...]\n", argv[0]);
         return 2;
     }
     const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]), batch = std::atoi(argv[4]);
-    const int act = std::atoi(argv[5]), full = std::atoi(argv[6]);
+    const int act = std::atoi(argv[5]), full = std::atoi(argv[6]) && !grouped, grouped_epi = std::atoi(argv[6]);
+    // Grouped: batches of A/D (1 contiguous, GROUPS masked) and of B (GROUPS); group_index; each row's group (-1: none)
+    const int mode = grouped ? std::atoi(argv[8]) : 0;
+    const int ab = mode == 1 ? 1 : batch, bb = batch;
+    std::vector<int32_t> group_index;
+    for (int g = 0; grouped && g < batch; ++g) group_index.push_back(std::atoi(argv[9 + g]));
+    std::vector<int> row_group(grouped ? (size_t)ab * m : 0, -1);
+    for (int g = 0, end = 0; g < (int)group_index.size(); ++g) {  // the clamping kiln_schedule.h's load_group does
+        const int v = group_index[g];
+        const int start = mode == 1 ? end : 0;
+        end = mode == 1 ? std::clamp(v, start, m) : std::clamp(v, 0, m);
+        for (int i = start; i < end; ++i) row_group[(mode == 1 ? 0 : (size_t)g * m) + i] = g;
+    }
     std::mt19937 rng((unsigned)std::atoi(argv[7]));
     const int wave = C::Op::WAVE, threads = wave * C::WG0 * C::WG1;
     const bool fp8_inputs = sizeof(TA) == 1 || sizeof(TB) == 1;
@@ -111,10 +131,10 @@ int main(int argc, char **argv) {
     const int64_t ldb = C::B_PACKED ? kp : C::B_KMAJOR ? lda : (n + 15) / 16 * 16 + 16;
     const int64_t ldd = n + 5, ldc = n + 3;
     const int64_t sa_ = m * lda, sb_ = C::B_KMAJOR ? n * ldb : k * ldb, sc_ = m * ldc, sd_ = m * ldd;
-    std::vector<TA> a(batch * sa_);
-    std::vector<TB> b(batch * sb_), packed(C::B_PACKED ? batch * sb_ : 0);
-    std::vector<double> av(batch * m * k), bv(batch * k * n);  // values, [batch][m][k] and [batch][k][n]
-    for (int z = 0; z < batch; ++z)
+    std::vector<TA> a(ab * sa_);
+    std::vector<TB> b(bb * sb_), packed(C::B_PACKED ? bb * sb_ : 0);
+    std::vector<double> av(ab * m * k), bv(bb * k * n);  // values, [batch][m][k] and [batch][k][n]
+    for (int z = 0; z < ab; ++z)
         for (int i = 0; i < m; ++i)
             for (int kk = 0; kk < k; ++kk) {
                 TA x = random_element<TA>(rng);
@@ -122,7 +142,7 @@ int main(int argc, char **argv) {
                 av[(z * m + i) * k + kk] = value(x);
             }
     std::vector<TB> logical(C::B_PACKED ? (size_t)n * k : 0);
-    for (int z = 0; z < batch; ++z) {
+    for (int z = 0; z < bb; ++z) {
         for (int kk = 0; kk < k; ++kk)
             for (int j = 0; j < n; ++j) {
                 TB x = random_element<TB>(rng);
@@ -136,8 +156,10 @@ int main(int argc, char **argv) {
                 return 2;
         }
     }
-    std::vector<TD> c(batch * sc_), d(batch * sd_);
-    std::vector<float> scale_a(m), scale_b(n), bias(n);
+    // Grouped: scale_a per row of each batch of A, scale_b and bias per group, padded group strides.
+    const int64_t gsb_ = grouped ? n + 3 : 0, gbias_ = grouped ? n + 1 : 0;
+    std::vector<TD> c(ab * sc_), d(ab * sd_);
+    std::vector<float> scale_a(grouped ? ab * m : m), scale_b(grouped ? bb * gsb_ : n), bias(grouped ? bb * gbias_ : n);
     std::uniform_real_distribution<float> u(0.5f, 2.f);
     for (auto &x : scale_a) x = u(rng);
     for (auto &x : scale_b) x = u(rng);
@@ -154,14 +176,17 @@ int main(int argc, char **argv) {
     const int sb_block = seed & 4 ? 1 : 128, nblk = (n + sb_block - 1) / sb_block;
     const bool a_kmajor = seed & 2, b_kmajor = seed & 8;
     const int64_t ma = (m + 3) / 4 * 4;
-    std::vector<float> block_a(block ? (size_t)ma * groups + 1 : 0), block_b(block ? (size_t)nblk * groups + 1 : 0);
+    // grouped: masked A's scales one [ma, groups] block per group; B's one [nblk, groups] block per group
+    const int64_t gsa_blk = mode == 2 ? ma * groups : 0, gsb_blk = grouped ? (int64_t)nblk * groups : 0;
+    std::vector<float> block_a(block ? (size_t)(grouped ? ab : 1) * ma * groups + 1 : 0);
+    std::vector<float> block_b(block ? (size_t)(grouped ? bb : 1) * nblk * groups + 1 : 0);
     std::uniform_real_distribution<float> ex(-10.f, 10.f);
     for (auto &x : block_a) x = std::exp2(ex(rng));
     for (auto &x : block_b) x = std::exp2(ex(rng));
     const int64_t sam = a_kmajor ? groups : 1, sak = a_kmajor ? 1 : ma;
     const int64_t sbn = b_kmajor ? groups : 1, sbk = b_kmajor ? 1 : nblk;
-    auto bsa = [&](int i, int g) { return (double)block_a[i * sam + g * sak]; };
-    auto bsb = [&](int j, int g) { return (double)block_b[(j / sb_block) * sbn + g * sbk]; };
+    auto bsa = [&](int z, int i, int g) { return (double)block_a[z * gsa_blk + i * sam + g * sak]; };
+    auto bsb = [&](int z, int j, int g) { return (double)block_b[z * gsb_blk + (j / sb_block) * sbn + g * sbk]; };
 
     kiln_gemm_params p;
     std::memset(&p, 0, sizeof p);
@@ -191,9 +216,25 @@ int main(int argc, char **argv) {
     p.alpha = 0.75f, p.beta = full ? 0.5f : 0.f;
     std::vector<float> workspace(C::GSU > 1 ? (size_t)C::GSU * batch * m * n : 0, nan);
     p.workspace = C::GSU > 1 ? workspace.data() : nullptr;
-
-    for (int z = 0; z < batch * C::GSU; ++z)
-        for (int x = 0; x < p.tiles_m * p.tiles_n; ++x)
+    const float tensor_a = 0.625f, tensor_b = 1.5f;
+    if (grouped) {
+        p.batch = 1;
+        p.group_mode = mode, p.groups = batch, p.group_index = group_index.data();
+        p.g_stride_sa = block ? gsa_blk : mode == 2 ? m : 0;
+        p.g_stride_sb = block ? gsb_blk : gsb_;
+        p.g_stride_bias = gbias_;
+        if (!block) {
+            p.scale_a_mode = p.scale_b_mode = grouped_epi ? KILN_SCALE_VECTOR : KILN_SCALE_TENSOR;
+            p.scale_a = grouped_epi ? scale_a.data() : &tensor_a;
+            p.scale_b = grouped_epi ? scale_b.data() : &tensor_b;
+        }
+        p.bias = grouped_epi ? bias.data() : nullptr;
+    }
+    // The launch: select.c's grid (grouped: a bound on the walk's tiles, grid z 1).
+    const int grid_x = !grouped ? p.tiles_m * p.tiles_n
+                       : mode == 1 ? (p.tiles_m + batch) * p.tiles_n : batch * p.tiles_m * p.tiles_n;
+    for (int z = 0; z < (grouped ? 1 : batch * C::GSU); ++z)
+        for (int x = 0; x < grid_x; ++x)
             run_workgroup(KILN_EMU_KERNEL, p, {threads, wave}, x, z);
 #if KILN_EMU_GSU > 1
     for (int z = 0; z < batch; ++z)
@@ -202,13 +243,16 @@ int main(int argc, char **argv) {
 #endif
 
     double worst = 0;
-    for (int z = 0; z < batch; ++z) {
+    int64_t rows_checked = 0;
+    for (int z = 0; z < ab; ++z) {
         double num = 0, den = 0;
-        for (int i = 0; i < m; ++i)
+        for (int i = 0; i < m; ++i) {
+            const int grp = grouped ? row_group[(size_t)z * m + i] : z;  // B's matrix; -1: a row of no group
+            rows_checked += grp >= 0;
             for (int j = 0; j < ldd; ++j) {
                 const float got = (float)d[z * sd_ + i * ldd + j];
-                if (j >= n) {  // the padding of D must stay untouched
-                    if (!std::isnan(got)) return std::fprintf(stderr, "wrote D[%d][%d] outside n\n", i, j), 1;
+                if (j >= n || grp < 0) {  // the padding of D, and rows outside every group, must stay untouched
+                    if (!std::isnan(got)) return std::fprintf(stderr, "wrote D[%d][%d][%d] outside\n", z, i, j), 1;
                     continue;
                 }
                 double acc = 0;
@@ -216,15 +260,18 @@ int main(int argc, char **argv) {
                     for (int g = 0; g < groups; ++g) {
                         double part = 0;
                         for (int kk = g * 128; kk < std::min(k, g * 128 + 128); ++kk)
-                            part += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
-                        acc += part * bsa(i, g) * bsb(j, g);
+                            part += av[(z * m + i) * k + kk] * bv[(grp * k + kk) * n + j];
+                        acc += part * bsa(z, i, g) * bsb(grp, j, g);
                     }
                 } else {
-                    for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(z * k + kk) * n + j];
+                    for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(grp * k + kk) * n + j];
                 }
                 double v = acc * p.alpha;
                 if (full && !block) v = v * scale_a[i] * scale_b[j];
                 if (full) v = v + p.beta * (double)(float)c[z * sc_ + i * ldc + j] + bias[j];
+                if (grouped && !block) v *= grouped_epi ? scale_a[z * m + i] * scale_b[grp * gsb_ + j]
+                                                        : (double)tensor_a * tensor_b;
+                if (grouped && grouped_epi) v += bias[grp * gbias_ + j];
                 if (act == 1) v = v > 0 ? v : 0;
                 if (act == 2) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
                 if (act == 3) v = v / (1 + std::exp(-v));
@@ -233,8 +280,10 @@ int main(int argc, char **argv) {
                 num += (got - v) * (got - v);
                 den += v * v;
             }
+        }
         worst = std::max(worst, std::sqrt(num / (den > 0 ? den : 1)));
     }
+    if (grouped) std::printf("rows %lld ", (long long)rows_checked);
     std::printf("max_rel_l2 %.3g\n", worst);
     const double tol = fp8_inputs ? 1e-2 : 4e-3;
     return worst <= tol ? 0 : 1;

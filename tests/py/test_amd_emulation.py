@@ -9,8 +9,14 @@ Block-scaled fp8 kernels (emulate.cpp: scales per row and 128-K group of A, per 
 .. 2^10, against a reference that sums each group alone) run four more problems: N over several column blocks, K with a
 partial last group, B's blocks 128 or 1 wide, A's scales M-major or K-major.
 
-CI emulates every params.yaml variant, every block-scaled solution (of its file's first output type) and the first and
-fallback solution of every other AMD solution file; KILN_EMU_ALL=1 emulates every AMD kernel."""
+Grouped (MoE) kernels (emulate.cpp, MODE and INDEX arguments) run their own problems on the grid the runtime launches
+(a bound on the walk's tiles, so workgroups past the last group start and must leave): contiguous groups with an empty
+group, a 1-row group, groups that are not whole tiles, a decreasing offset (an empty group) and rows after the last
+end; masked groups with counts 0, partial, above M and negative; tensor or per-row/column scales with a bias row per
+group, block scales both ways round. D starts as NaN and every row outside the groups must still be NaN.
+
+CI emulates every params.yaml variant, every block-scaled and grouped solution (of its file's first output type) and
+the first and fallback solution of every other AMD solution file; KILN_EMU_ALL=1 emulates every AMD kernel."""
 import concurrent.futures
 import os
 import re
@@ -38,8 +44,9 @@ def selected() -> list:
         for li, logic in enumerate(sf.logics):
             for i, sol in enumerate(logic.solutions):
                 every = os.environ.get("KILN_EMU_ALL") or sf.source.endswith("/params.yaml")
-                block = li == 0 and sol.problem.kind is Kind.FP8_BLOCK  # the emulator is their only run here
-                if every or block or (li == 0 and i in (0, logic.fallback)):
+                # the emulator is the block-scaled and grouped kernels' only run here
+                own = li == 0 and (sol.problem.spec.block_scales or sol.problem.spec.grouped)
+                if every or own or (li == 0 and i in (0, logic.fallback)):
                     names.append(sol.name)
     return sorted(set(names))
 
@@ -47,8 +54,25 @@ def selected() -> list:
 KERNELS = selected() if CXX else []
 
 
+def grouped_shapes(sol) -> list:
+    """(M, N, K, GROUPS, ACT, EPILOGUE, SEED, MODE, *INDEX) of a grouped kernel (emulate.cpp)."""
+    mt0, mt1, du = sol.mt
+    # contiguous ends: empty, 1 row, a tile and a bit, a decreasing offset (empty), two tiles less 3; 9 rows after
+    ends = [0, 1, mt0 + 8, mt0 + 4, 3 * mt0 + 5]
+    t = ends[-1] + 9
+    masked_m = mt0 + 13
+    counts = [0, 5, masked_m + 40, mt0 + 1, -3]  # empty, partial, above M (M rows), a tile and 1, negative (empty)
+    n, k = (259, 2 * du + 77) if sol.problem.spec.block_scales else (mt1 + 19, 3 * du + 26)
+    # block scales: the seed's bits 4, 2, 8 pick 1-column B scales, K-major scale_a, K-major scale_b (emulate.cpp)
+    return [(t, n, k, 5, 2, 1, 8, 1, *ends), (t, n, k, 5, 0, 0, 6, 1, *ends),
+            (2 * mt0 + 5, mt1, du, 2, 3, 1, 7, 1, 17, 2 * mt0 + 55),  # the last end past M: clamped to M
+            (masked_m, n, k, 5, 0, 1, 2, 2, *counts), (masked_m, n, k, 5, 1, 0, 13, 2, *counts)]
+
+
 def shapes(name: str) -> list:
     sol = decode(name)
+    if sol.problem.spec.grouped:
+        return grouped_shapes(sol)
     mt0, mt1, du = sol.mt
     out = [(mt0 + 37, mt1 + 19, 3 * du + 26, 2, 2, 1, 11), (1, 7, du, 1, 0, 0, 5), (2 * mt0, mt1, 4 * du, 1, 3, 1, 3),
            (mt0 + 5, mt1 + 3, 0, 2, 1, 1, 17), (3, 5, 0, 1, 0, 0, 19)]
@@ -74,7 +98,7 @@ def build_and_run(name: str, objects: list, out: Path) -> str:
     report = []
     for shape in shapes(name):
         run = subprocess.run([str(exe), *map(str, shape)], capture_output=True, text=True, timeout=600)
-        report.append(f"{shape[:4]}: rc {run.returncode} {run.stdout.strip()} {run.stderr.strip()[-500:]}")
+        report.append(f"{shape[:4] if len(shape) == 7 else shape}: rc {run.returncode} {run.stdout.strip()} {run.stderr.strip()[-500:]}")
     return "\n".join(report)
 
 
@@ -115,6 +139,8 @@ def test_the_selection_covers_every_amd_arch_and_family():
 def test_kernel_matches_the_reference(emulated, name):
     report = emulated[name]
     lines = report.splitlines()
-    assert len(lines) == len(shapes(name)) and all(" rc 0 max_rel_l2 " in line for line in lines), report
+    # grouped kernels also print how many rows lie in a group ("rows R")
+    assert len(lines) == len(shapes(name)) and all(re.search(r" rc 0 (rows [1-9]\d* )?max_rel_l2 ", line)
+                                                   for line in lines), report
     for line in lines:
         assert float(re.search(r"max_rel_l2 (\S+)", line).group(1)) <= 1e-2
