@@ -109,7 +109,8 @@ def runtime_objects(out: Path) -> list:
     (out / "no_code_objects.txt").write_text("")
     subprocess.run([sys.executable, str(REPO / "generator" / "kiln-gen"), "embed", "--list",
                     str(out / "no_code_objects.txt"), "--output", str(embed)], check=True)
-    sources = [*sorted((REPO / "runtime" / "src").glob("*.c")), REPO / "generated" / "dispatch.c", embed]
+    sources = [*sorted((REPO / "runtime" / "src").glob("*.c")), REPO / "generated" / "dispatch.c",
+               REPO / "generated" / "attention.c", embed]
     objects = []
     for i, src in enumerate(sources):
         obj = out / f"rt{i}_{src.stem}.o"
