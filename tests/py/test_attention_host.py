@@ -61,7 +61,8 @@ def query(lib, h, p, k=8):
 
 
 @pytest.mark.parametrize("arch,qkv,family", [("sm90", DType.E4M3, "MMA"), ("sm89", DType.E4M3, "MMA"),
-                                             ("gfx942", DType.E4M3FNUZ, "MFMA")])
+                                             ("gfx942", DType.E4M3FNUZ, "MFMA"), ("gfx1201", DType.E4M3, "WMMA"),
+                                             ("gfx1151", DType.E4M3, "WMMA")])
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_arch_selects_its_attention_kernels(lib, arch, qkv, family, d):
     try:
