@@ -16,20 +16,17 @@
 
 static int is_flag(int v) { return v == 0 || v == 1; }
 
+static const char *const SIZE_NAMES[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
+
 static kiln_status init(kiln_attn_problem *p, kiln_dtype qkv, kiln_dtype o, int64_t batch, int64_t heads_q,
                         int64_t heads_kv, int64_t seqlen_q, int64_t seqlen_k, int64_t head_dim)
 {
     if (!p)
         return kiln_fail(KILN_STATUS_NULL_POINTER, "p is NULL");
-    const char *names[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
     const int64_t sizes[6] = {batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim};
-    for (int i = 0; i < 6; i++) {
-        if (sizes[i] < 0)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
-        if (sizes[i] > INT32_MAX)
-            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
-                             names[i], sizes[i]);
-    }
+    kiln_status st = kiln_check_sizes(SIZE_NAMES, sizes, 6);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
     memset(p, 0, sizeof *p);
     p->qkv_type = qkv;
     p->o_type = o;
@@ -113,15 +110,10 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", flags[i], fv[i]);
     if ((unsigned)p->descale >= (unsigned)KILN_SCALE_COUNT)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "descale = %d is not a kiln_scale_mode", (int)p->descale);
-    const char *names[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
     const int64_t sizes[6] = {p->batch, p->heads_q, p->heads_kv, p->seqlen_q, p->seqlen_k, p->head_dim};
-    for (int i = 0; i < 6; i++) {
-        if (sizes[i] < 0)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
-        if (sizes[i] > INT32_MAX)
-            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
-                             names[i], sizes[i]);
-    }
+    kiln_status sst = kiln_check_sizes(SIZE_NAMES, sizes, 6);
+    if (sst != KILN_STATUS_SUCCESS)
+        return sst;
     if (!kiln_dtype_is_fp8(p->qkv_type))
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "qkv_type = %s: attention takes fp8 Q, K and V",
                          kiln_dtype_name(p->qkv_type));

@@ -48,6 +48,8 @@ typedef enum kiln_work {
 } kiln_work;
 
 kiln_work kiln_problem_work(const kiln_problem *p);
+/* Sizes a kernel takes as int32: each >= 0 (INVALID_VALUE) and <= 2^31 - 1 (OVERFLOW), named in the error. */
+kiln_status kiln_check_sizes(const char *const names[], const int64_t sizes[], int n);
 /* Attention (attn.c): kiln_attn_check's rules, and the attention solution an algo names (-1: none). */
 kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p);
 int kiln_handle_find_attn_algo(kiln_handle h, const kiln_algo *a);

@@ -30,6 +30,18 @@ kiln_kind kiln_problem_kind_of(const kiln_problem *p)
                    : (block ? KILN_KIND_FP8_BLOCK : KILN_KIND_FP8_SCALED);
 }
 
+kiln_status kiln_check_sizes(const char *const names[], const int64_t sizes[], int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
+        if (sizes[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
+                             names[i], sizes[i]);
+    }
+    return KILN_STATUS_SUCCESS;
+}
+
 kiln_work kiln_problem_work(const kiln_problem *p)
 {
     if (p->m == 0 || p->n == 0 || p->batch == 0)
@@ -69,15 +81,11 @@ static kiln_status init(kiln_problem *p, kiln_dtype a, kiln_dtype b, kiln_dtype 
                          (int)(!kiln_dtype_valid(a) ? a : !kiln_dtype_valid(b) ? b : d));
     if ((unsigned)layout >= (unsigned)KILN_LAYOUT_COUNT)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "layout = %d is not a kiln_layout", (int)layout);
-    const char *names[3] = {"m", "n", "k"};
+    const char *const names[3] = {"m", "n", "k"};
     const int64_t sizes[3] = {m, n, k};
-    for (int i = 0; i < 3; i++) {
-        if (sizes[i] < 0)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %" PRId64 " is negative", names[i], sizes[i]);
-        if (sizes[i] > INT32_MAX)
-            return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds 2^31 - 1 (kernels take int32 sizes)",
-                             names[i], sizes[i]);
-    }
+    kiln_status st = kiln_check_sizes(names, sizes, 3);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
     memset(p, 0, sizeof *p);
     p->a_type = a;
     p->b_type = b;

@@ -18,3 +18,22 @@ def find_library() -> str | None:
         return str((Path(build) / "libkiln.so").resolve())
     cands = [c for c in _capi.library_candidates() if os.sep in c and os.path.isfile(c)]
     return str(Path(cands[0]).resolve()) if cands else None
+
+
+def load_or_skip(needs: str | None = None, what: str = ""):
+    """The loaded libkiln for a host test, or pytest.skip: no library built, or (needs) it lacks that attribute of
+    kiln.kiln_problem / symbol (a library or binding older than the feature `what` tests)."""
+    import pytest
+
+    import kiln
+
+    path = find_library()
+    if path is None:
+        pytest.skip("no libkiln.so: set KILN_LIBRARY or build one (cmake --build build-ci --target kiln)")
+    try:
+        lib = _capi.load_library(path)
+    except OSError as exc:
+        pytest.skip(str(exc))
+    if needs and not (hasattr(kiln.kiln_problem(), needs) or hasattr(lib, needs)):
+        pytest.skip(f"this library or binding predates {what or needs}")
+    return lib

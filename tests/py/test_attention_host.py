@@ -15,23 +15,14 @@ sys.path.insert(0, str(REPO / "runtime" / "python"))
 
 import kiln  # noqa: E402
 from kiln import DType, Status, _capi  # noqa: E402
-from binding_lib import find_library  # noqa: E402
+from binding_lib import load_or_skip  # noqa: E402
 
-LIBRARY = find_library()
 NO_DEVICE = -1
 
 
 @pytest.fixture
 def lib():
-    if LIBRARY is None:
-        pytest.skip("no libkiln.so: set KILN_LIBRARY or build one (cmake --build build-ci --target kiln)")
-    try:
-        lib = _capi.load_library(LIBRARY)
-    except OSError as exc:
-        pytest.skip(str(exc))
-    if not hasattr(lib, "kiln_attn_query"):
-        pytest.skip("this library predates the attention API")
-    return lib
+    return load_or_skip("kiln_attn_query", "the attention API")
 
 
 def problem(lib, qkv=DType.E4M3, o=DType.BF16, b=2, hq=16, hk=4, sq=1024, sk=1024, d=128, **fields):
@@ -73,7 +64,7 @@ def test_arch_selects_its_attention_kernels(lib, arch, qkv, family, d):
                              for n in names), names
         buf = ctypes.create_string_buffer(1 << 14)
         assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, qkv=qkv, d=d)), buf, len(buf)) == 0
-        assert f"winner: [" in buf.value.decode() and names[0] in buf.value.decode()
+        assert "winner: [" in buf.value.decode() and names[0] in buf.value.decode()
     finally:
         kiln.close()
 
@@ -93,7 +84,7 @@ def test_arch_without_attention_says_not_supported(lib, arch):
     (dict(o=DType.F32), Status.NOT_SUPPORTED, "attention writes f16 or bf16"),
     (dict(hk=3), Status.INVALID_VALUE, "heads_kv = 3 must divide heads_q = 16"),
     (dict(d=96), Status.NOT_SUPPORTED, "head_dim = 96"),
-    (dict(causal=2), Status.INVALID_VALUE, "causal = 2 must be 0 or 1"),
+    (dict(descale=3), Status.NOT_SUPPORTED, "descale = KILN_SCALE_BLOCK"),
     (dict(o_stride_h=64), Status.INVALID_VALUE, "o_stride_h = 64 makes elements of o overlap"),
     (dict(k_stride_s=520), Status.MISALIGNED, "k_stride_s = 520 is not a multiple of 16 elements"),
 ])

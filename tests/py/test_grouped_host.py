@@ -12,24 +12,15 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "runtime" / "python"))
 
 import kiln  # noqa: E402
-from kiln import DType, GroupMode, Layout, ScaleMode, Status, _capi  # noqa: E402
-from binding_lib import find_library  # noqa: E402
+from kiln import DType, GroupMode, Layout, ScaleMode, Status  # noqa: E402
+from binding_lib import load_or_skip  # noqa: E402
 
-LIBRARY = find_library()
 NO_DEVICE = -1
 
 
 @pytest.fixture
 def lib():
-    if LIBRARY is None:
-        pytest.skip("no libkiln.so: set KILN_LIBRARY or build one (cmake --build build-ci --target kiln)")
-    try:
-        lib = _capi.load_library(LIBRARY)
-    except OSError as exc:
-        pytest.skip(str(exc))
-    if not hasattr(kiln.kiln_problem(), "group_mode"):
-        pytest.skip("this binding predates grouped GEMMs")
-    return lib
+    return load_or_skip("group_mode", "grouped GEMMs")
 
 
 @pytest.fixture
