@@ -59,7 +59,7 @@
 #ifndef KILN_ATTN_MFMA_H
 #define KILN_ATTN_MFMA_H
 
-#include "abi/kiln_attn_abi.h"
+#include "kiln_attn_amd.h"  // the helpers both AMD attention kernels share
 #include "kiln_gemm_mfma.h"  // Fp8Pair (the fp8 MFMA builtins), LdsTile, u32x4, kiln_amd_lds (the dynamic LDS)
 
 #if !defined(__gfx940__) && !defined(__gfx941__) && !defined(__gfx942__)
@@ -67,16 +67,6 @@
 #endif
 
 namespace kiln {
-
-// x of lane `from` (a ds_bpermute: no LDS is allocated or touched).
-KILN_DEVICE float lane_read(float x, int from) {
-    return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(from << 2, __builtin_bit_cast(int, x)));
-}
-
-// Two outputs as one 32-bit word (lo in the low half).
-template <class TO> KILN_DEVICE uint32_t pack_out(float lo, float hi) {
-    return (uint32_t)__builtin_bit_cast(uint16_t, (TO)lo) | (uint32_t)__builtin_bit_cast(uint16_t, (TO)hi) << 16;
-}
 
 // Config C: D (64, 128, 256), BM (128: 32x32 MFMA, 64: 16x16 MFMA), BN (keys per tile), STAGES (LDS buffers: 2, or 1
 // to fit LDS), OCC (waves per SIMD the compiler must allow: amdgpu_waves_per_eu), T8 (kiln_e4m3fnuz or kiln_e5m2fnuz:
@@ -95,12 +85,10 @@ template <class C> struct AttnMfma {
     using T8 = typename C::T8;
     using TO = typename C::TO;
     using Acc = typename Pick<M == 32, f32x16, f32x4>::type;
-    using KTile = LdsTile<BN, D, 0, 0, true>;
-    static constexpr int K_BYTES = KTile::BYTES, BUF_BYTES = K_BYTES + D * BN, LDS_BYTES = NBUF * BUF_BYTES;
-    // Global reads of one tile: K as 16-byte chunks, V as groups of 4 keys x 16 bytes (transposed on the write).
-    static constexpr int CPR = D / 16;                        // 16-byte chunks per row
-    static constexpr int K_CHUNKS = BN * CPR, V_GROUPS = BN / 4 * CPR;
-    static constexpr int KN = ceil_div(K_CHUNKS, THREADS), VN = ceil_div(V_GROUPS, THREADS);
+    using Kv = AttnKvTile<BN, D, THREADS>;  // the K/V tile's global reads and local writes
+    using KTile = typename Kv::KTile;
+    using Regs = typename Kv::Regs;
+    static constexpr int BUF_BYTES = Kv::BYTES, LDS_BYTES = NBUF * BUF_BYTES;
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(M == 32 || M == 16, "BM = 128 (32x32x16 MFMA) or 64 (16x16x32 MFMA)");
     static_assert(BN % M == 0 && PSTEPS % 2 == 0 && (BN == 32 || BN == 64 || BN == 128),
@@ -115,20 +103,13 @@ template <class C> struct AttnMfma {
         Acc o[NDB];
         float m, l;
     };
-    struct Regs {  // one tile's global reads in flight
-        u32x4 k[KN];
-        u32x4 v[VN][4];
-    };
 
     // Where key k of a tile sits in its V^T row (header comment), and byte `pos` of V^T row d in LDS.
     KILN_DEVICE static constexpr int vt_pos(int k) {
         const int r = k % M;
         return (BN / G) * (r / 4 % G) + IPB * (k / M) + 4 * (r / (4 * G)) + k % 4;
     }
-    KILN_DEVICE static int vt_offset(int d, int pos) {
-        constexpr int CH = BN / 16, R = BN >= 128 ? 1 : 128 / BN;
-        return K_BYTES + d * BN + ((((pos >> 4) ^ ((d / R) & (CH - 1))) << 4) | (pos & 15));
-    }
+    KILN_DEVICE static int vt_offset(int d, int pos) { return Kv::vt_offset(d, pos); }
 
     template <class TA, class TB> KILN_DEVICE static void mfma(Acc &c, long a, long b) {
         if constexpr (M == 32)
@@ -138,65 +119,6 @@ template <class C> struct AttnMfma {
     }
     KILN_DEVICE static long lo64(const u32x4 &x) { return (long)((uint64_t)x.y << 32 | x.x); }
     KILN_DEVICE static long hi64(const u32x4 &x) { return (long)((uint64_t)x.w << 32 | x.z); }
-
-    // The global reads of the tile at key n0. Every read is issued, from a row clamped into the sequence: no branch
-    // around a load, so the compiler's wait counts stay exact. Rows at or past len_k are zeroed when the tile is
-    // written, so nothing outside the sequence reaches the products (those keys are masked and their P is 0, but 0
-    // times a NaN code is NaN); a select right after the load would make the load wait before the compute.
-    KILN_DEVICE static const uint8_t *row_at(const uint8_t *g, int64_t stride, int row, int rows, int byte) {
-        return g + (row < rows ? row : rows - 1) * stride + byte;
-    }
-    KILN_DEVICE static int k_chunk(int it, int tid) {  // index of K read `it` (a duplicate of read 0 past the tile)
-        return K_CHUNKS % THREADS == 0 || tid + it * THREADS < K_CHUNKS ? tid + it * THREADS : 0;
-    }
-    KILN_DEVICE static int v_group(int it, int tid) {
-        return V_GROUPS % THREADS == 0 || tid + it * THREADS < V_GROUPS ? tid + it * THREADS : 0;
-    }
-    KILN_DEVICE static void read_tile(Regs &r, const uint8_t *gk, const uint8_t *gv, int64_t ks, int64_t vs, int n0,
-                                      int len_k, int tid) {
-#pragma unroll
-        for (int it = 0; it < KN; ++it) {
-            const int i = k_chunk(it, tid);
-            r.k[it] = *(const u32x4 *)row_at(gk, ks, n0 + i / CPR, len_k, 16 * (i % CPR));
-        }
-#pragma unroll
-        for (int it = 0; it < VN; ++it) {
-            const int i = v_group(it, tid);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                r.v[it][j] = *(const u32x4 *)row_at(gv, vs, n0 + 4 * (i / CPR) + j, len_k, 16 * (i % CPR));
-        }
-    }
-
-    // The local writes of the tile at key n0: K chunks as they are; each V group (keys 4kg..4kg+3, d 16c..16c+15) as
-    // 16 words, word d holding the 4 keys' bytes of column d (a 4 x 4 byte transpose per 32-bit column of the loads).
-    KILN_DEVICE static void write_tile(uint8_t *buf, const Regs &r, int n0, int len_k, int tid) {
-        const u32x4 zero = {0, 0, 0, 0};
-#pragma unroll
-        for (int it = 0; it < KN; ++it) {
-            const int i = tid + it * THREADS;
-            if (K_CHUNKS % THREADS == 0 || i < K_CHUNKS)
-                *(u32x4 *)(buf + KTile::offset(i / CPR, 16 * (i % CPR))) = n0 + i / CPR < len_k ? r.k[it] : zero;
-        }
-#pragma unroll
-        for (int it = 0; it < VN; ++it) {
-            const int i = tid + it * THREADS;
-            if (V_GROUPS % THREADS != 0 && i >= V_GROUPS) continue;
-            const int pos = vt_pos(4 * (i / CPR)), d0 = 16 * (i % CPR), row = n0 + 4 * (i / CPR);
-            u32x4 v[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) v[j] = row + j < len_k ? r.v[it][j] : zero;
-#pragma unroll
-            for (int w = 0; w < 4; ++w)
-#pragma unroll
-                for (int b = 0; b < 4; ++b) {
-                    const int sh = 8 * b;
-                    const uint32_t x = (v[0][w] >> sh & 0xffu) | (v[1][w] >> sh & 0xffu) << 8 |
-                                       (v[2][w] >> sh & 0xffu) << 16 | (v[3][w] >> sh & 0xffu) << 24;
-                    *(uint32_t *)(buf + vt_offset(d0 + 4 * w + b, pos)) = x;
-                }
-        }
-    }
 
     // One key tile for one wave. With mask, keys at or past lim (this lane's query's limit) are masked.
     KILN_DEVICE static void tile(State &st, const uint8_t *buf, int lane, int n0, bool mask, int lim, float sl2) {
@@ -230,23 +152,7 @@ template <class C> struct AttnMfma {
             for (int e = 0; e < IPB; ++e) mx = __builtin_fmaxf(mx, s[kb][e]);
 #pragma unroll
         for (int x = M; x < 64; x *= 2) mx = __builtin_fmaxf(mx, lane_read(mx, lane ^ x));
-        if (mx != st.m) {  // the max moved (-inf -> finite included: O and l are still 0 then)
-            const float corr = __builtin_amdgcn_exp2f((st.m - mx) * sl2);
-            st.l *= corr;
-#pragma unroll
-            for (int n = 0; n < NDB; ++n) st.o[n] *= corr;
-            st.m = mx;
-        }
-        const float shift = mx == -__builtin_inff() ? 0.f : mx * sl2 - PLOG2;  // nothing visible yet: p = 2^-inf = 0
-        float rs = 0.f;
-#pragma unroll
-        for (int kb = 0; kb < NKB; ++kb)
-#pragma unroll
-            for (int e = 0; e < IPB; ++e) {
-                s[kb][e] = __builtin_amdgcn_exp2f(__builtin_fmaf(s[kb][e], sl2, -shift));
-                rs += s[kb][e];
-            }
-        st.l += rs;
+        attn_softmax<PLOG2, IPB>(st, s, mx, sl2);
 
         // P as e4m3fnuz, 8 bytes per step: items f = 8 ps .. 8 ps + 7 of the flattened S^T.
         long pk[PSTEPS];
@@ -273,110 +179,76 @@ template <class C> struct AttnMfma {
             }
     }
 
-    // The rows of sequence b: where its queries and keys start, how many.
-    struct Seq {
-        int64_t q_first, k_first;
-        int len_q, len_k;
-    };
-    KILN_DEVICE static Seq seq_of(const kiln_attn_params &p, int b) {
-        if (!p.cu_seqlens_q) return Seq{0, 0, p.seqlen_q, p.seqlen_k};
-        const int q0 = p.cu_seqlens_q[b], k0 = p.cu_seqlens_k[b];
-        return Seq{q0, k0, p.cu_seqlens_q[b + 1] - q0, p.cu_seqlens_k[b + 1] - k0};
+    // The K/V tile at key n0 (kiln_attn_amd.h's AttnKvTile): V group grp is keys 4 grp .. 4 grp + 3, at V^T position
+    // vt_pos.
+    KILN_DEVICE static void read_tile(Regs &r, const kiln_attn_params &p, const AttnBlock &w, int n0, int tid) {
+        Kv::template read<1>(r, attn_k(p, w), attn_v(p, w), p.k_stride_s, p.v_stride_s, n0, w.sq.len_k, tid,
+                             [](int grp) { return 4 * grp; });
     }
-    KILN_DEVICE static float descale(const float *d, int64_t i) { return d ? d[i] : 1.f; }
-    // The first query row of this workgroup: causal blocks further down see more keys, so they start first.
-    KILN_DEVICE static int first_row(const kiln_attn_params &p) {
-        const int bx = block_x(), blocks = (p.seqlen_q + BM - 1) / BM;
-        return (p.causal ? blocks - 1 - bx : bx) * BM;
+    KILN_DEVICE static void write_tile(uint8_t *buf, const Regs &r, const AttnBlock &w, int n0, int tid) {
+        Kv::template write<1>(buf, r, n0, w.sq.len_k, tid, [](int grp) { return 4 * grp; }, vt_pos);
     }
 
     KILN_DEVICE static void run(const kiln_attn_params &p, uint8_t *lds) {
         const int tid = thread_x(), lane = tid % 64, wave = tid / 64;
-        const int b = block_z(), h = (int)__builtin_amdgcn_workgroup_id_y();
-        const int m0 = first_row(p);
-        const bool varlen = p.cu_seqlens_q != nullptr;
-        const Seq sq = seq_of(p, b);
-        const int len_q = sq.len_q, len_k = sq.len_k;
-        if (m0 >= len_q) return;
-        const int kvh = h / (p.heads_q / p.heads_kv);
-        const int64_t di = b * p.descale_stride_b + kvh * p.descale_stride_h;
-        const uint8_t *gq = (const uint8_t *)p.q + (varlen ? sq.q_first * p.q_stride_s : b * p.q_stride_b) +
-                            h * p.q_stride_h;
-        const uint8_t *gk = (const uint8_t *)p.k + (varlen ? sq.k_first * p.k_stride_s : b * p.k_stride_b) +
-                            kvh * p.k_stride_h;
-        const uint8_t *gv = (const uint8_t *)p.v + (varlen ? sq.k_first * p.v_stride_s : b * p.v_stride_b) +
-                            kvh * p.v_stride_h;
-        // Softmax in base 2: exp(scale * qd * kd * s) = 2^(s * sl2).
-        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
-
-        // Keys this workgroup sees: causal row i sees keys <= i + off.
-        const int off = len_k - len_q;
-        const int n_end = p.causal && m0 + BM + off < len_k ? m0 + BM + off : len_k;
-        const int n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
+        AttnBlock w;
+        if (!attn_block<BM, BN>(p, w)) return;
+        const int m0 = w.m0, len_q = w.sq.len_q;
+        const float sl2 = w.sl2;
 
         // This lane's query row and its D/G bytes of Q (zero past the sequence: finite scores, never stored).
         const int wr0 = m0 + M * wave, row = wr0 + lane % M, g = lane / M;
         State st;
 #pragma unroll
         for (int j = 0; j < QW / 4; ++j) {
-            u32x4 x = *(const u32x4 *)row_at(gq, p.q_stride_s, row, len_q, (D / G) * g + 16 * j);
-            if (row >= len_q) x = u32x4{0, 0, 0, 0};
+            const u32x4 x = q_chunk(attn_q(p, w), p.q_stride_s, row, len_q, (D / G) * g + 16 * j);
             st.q[2 * j] = lo64(x), st.q[2 * j + 1] = hi64(x);
         }
 #pragma unroll
         for (int n = 0; n < NDB; ++n) st.o[n] = Acc{};
         st.m = -__builtin_inff();
         st.l = 0.f;
-        const int lim = p.causal && row + off + 1 < len_k ? row + off + 1 : len_k;  // keys at or past lim are masked
+        const int lim = w.keys.limit(row);  // keys at or past lim are masked
 
         Regs r;
-        if (n_tiles > 0) {
-            read_tile(r, gk, gv, p.k_stride_s, p.v_stride_s, 0, len_k, tid);
-            write_tile(lds, r, 0, len_k, tid);
+        if (w.n_tiles > 0) {
+            read_tile(r, p, w, 0, tid);
+            write_tile(lds, r, w, 0, tid);
         }
         barrier();
-        for (int t = 0; t < n_tiles; ++t) {
-            const bool more = t + 1 < n_tiles;
-            if (more) read_tile(r, gk, gv, p.k_stride_s, p.v_stride_s, (t + 1) * BN, len_k, tid);  // in flight
+        for (int t = 0; t < w.n_tiles; ++t) {
+            const bool more = t + 1 < w.n_tiles;
+            if (more) read_tile(r, p, w, (t + 1) * BN, tid);  // in flight
             const int n0 = t * BN;
             // Wave-uniform: skip tiles no row of this wave sees; mask only tiles crossing the end or the diagonal.
-            const bool active = wr0 < len_q && (!p.causal || n0 <= wr0 + M - 1 + off);
-            const bool mask = n0 + BN > len_k || (p.causal && n0 + BN - 1 > wr0 + off);
+            const bool active = wr0 < len_q && w.keys.seen(n0, wr0 + M - 1);
+            const bool mask = w.keys.crossed(n0, BN, wr0);
             if (active) tile(st, lds + (NBUF == 2 ? t & 1 : 0) * BUF_BYTES, lane, n0, mask, lim, sl2);
             if (more) {
                 if (NBUF == 1) barrier();  // every wave has left the only buffer
-                write_tile(lds + (NBUF == 2 ? (t + 1) & 1 : 0) * BUF_BYTES, r, (t + 1) * BN, len_k, tid);
+                write_tile(lds + (NBUF == 2 ? (t + 1) & 1 : 0) * BUF_BYTES, r, w, (t + 1) * BN, tid);
             }
             barrier();  // tile t+1 is in LDS for every wave; with 2 buffers, every wave has left buffer t & 1
         }
-        epilogue(p, st, lane, row, sq, varlen, di, sl2);
+        epilogue(p, st, lane, row, w);
     }
 
     // The row sum over the lane groups, O normalised and stored (8 bytes per lane and 4 d), the lse.
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const State &st, int lane, int row, const Seq &sq,
-                                     bool varlen, int64_t di, float sl2) {
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const State &st, int lane, int row,
+                                     const AttnBlock &w) {
         float l = st.l;
 #pragma unroll
         for (int x = M; x < 64; x *= 2) l += lane_read(l, lane ^ x);
-        if (row >= sq.len_q) return;
-        const int b = block_z(), h = (int)__builtin_amdgcn_workgroup_id_y(), g = lane / M;
-        const float inv = l > 0.f ? descale(p.v_descale, di) / l : 0.f;
-        uint8_t *orow = (uint8_t *)p.o +
-                        ((varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h +
-                         row * p.o_stride_s) * (int64_t)sizeof(TO);
+        if (row >= w.sq.len_q) return;
+        const int g = lane / M;
+        const float inv = l > 0.f ? attn_descale(p.v_descale, w.di) / l : 0.f;
+        uint8_t *orow = attn_out_row<TO>(p, w, row);
 #pragma unroll
         for (int n = 0; n < NDB; ++n)
 #pragma unroll
-            for (int e = 0; e < IPB; e += 4) {  // items e .. e+3: d = M n + 4G (e / 4) + 4g + 0..3
-                const int d = M * n + 4 * G * (e / 4) + 4 * g;
-                const u32x2 v = {pack_out<TO>(st.o[n][e] * inv, st.o[n][e + 1] * inv),
-                                 pack_out<TO>(st.o[n][e + 2] * inv, st.o[n][e + 3] * inv)};
-                *(u32x2 *)(orow + d * (int64_t)sizeof(TO)) = v;
-            }
-        if (p.lse && g == 0) {
-            float *lse = p.lse + (varlen ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
-            *lse = l > 0.f ? (st.m * sl2 - PLOG2 + __builtin_log2f(l)) * 0.6931471805599453f : -__builtin_inff();
-        }
+            for (int e = 0; e < IPB; e += 4)  // items e .. e+3: d = M n + 4G (e / 4) + 4g + 0..3
+                attn_store_out4<TO>(orow, M * n + 4 * G * (e / 4) + 4 * g, st.o[n], e, inv);
+        if (p.lse && g == 0) attn_store_lse<PLOG2>(p, w, row, st.m, l);
     }
 };
 

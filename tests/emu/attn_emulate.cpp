@@ -125,63 +125,42 @@ std::vector<int> lengths(const char *s) {
     return out;
 }
 
-#if defined(__gfx1200__) || defined(__gfx1201__)
-// gfx12: the emulated OCP conversion against fp8.c (e4m3, saturating) on both sides of every rounding boundary, +-0,
-// +-448 and at random, and the word select.
-int check_cvt_ocp() {
-    std::vector<float> xs = {0.f, -0.f, 448.f, -448.f, std::ldexp(1.f, -10), std::ldexp(3.f, -11),
-                             std::ldexp(1.f, -11), std::ldexp(5.f, -11)};
-    for (int c = 0; c < 0x7e; ++c) {
-        const float a = kiln_fp8_to_f32(KILN_DTYPE_E4M3, (uint8_t)c);
-        const float b = kiln_fp8_to_f32(KILN_DTYPE_E4M3, (uint8_t)(c + 1));
+// An emulated conversion to fp8 type t (saturating; max its largest finite value, top the code just below it) against
+// fp8.c on both sides of every rounding boundary, +-0, +-max, around 2^-sub (half the smallest subnormal) and at
+// random, and the word select of its packed form.
+template <class Cvt, class CvtPk>
+int check_cvt_of(kiln_dtype t, const char *name, float max, int top, int sub, Cvt cvt, CvtPk cvt_pk) {
+    std::vector<float> xs = {0.f, -0.f, max, -max, std::ldexp(1.f, -sub), std::ldexp(3.f, -sub - 1),
+                             std::ldexp(1.f, -sub - 1), std::ldexp(5.f, -sub - 1)};
+    for (int c = 0; c < top; ++c) {
+        const float a = kiln_fp8_to_f32(t, (uint8_t)c);
+        const float b = kiln_fp8_to_f32(t, (uint8_t)(c + 1));
         const float mid = (a + b) / 2;
         for (float x : {a, b, mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e9f)})
             xs.push_back(x), xs.push_back(-x);
     }
     std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(0.f, 448.f);
+    std::uniform_real_distribution<float> u(0.f, max);
     for (int i = 0; i < 100000; ++i) xs.push_back(i % 2 ? u(rng) : std::ldexp(u(rng), -(int)(rng() % 24)));
     int bad = 0;
     for (float x : xs) {
-        const uint32_t got = emu::f32_to_e4m3(x), want = kiln_f32_to_fp8(KILN_DTYPE_E4M3, x, 1);
+        const uint32_t got = cvt(x), want = kiln_f32_to_fp8(t, x, 1);
         if (got != want && bad++ < 10) std::fprintf(stderr, "cvt %a: emulator 0x%02x, fp8.c 0x%02x\n", x, got, want);
     }
-    const int pk = emu::cvt_pk_e4m3(1.f, -2.f, 0x12345678, true);
-    if (pk != (int)(0x5678u | (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3, 1.f, 1) << 16 |
-                    (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3, -2.f, 1) << 24))
+    const int pk = cvt_pk(1.f, -2.f, 0x12345678, true);
+    if (pk != (int)(0x5678u | (uint32_t)kiln_f32_to_fp8(t, 1.f, 1) << 16 | (uint32_t)kiln_f32_to_fp8(t, -2.f, 1) << 24))
         ++bad, std::fprintf(stderr, "cvt_pk word select: 0x%08x\n", pk);
-    std::printf("cvt checked %zu values, %d mismatches (OCP e4m3)\n", xs.size(), bad);
+    std::printf("cvt checked %zu values, %d mismatches (%s)\n", xs.size(), bad, name);
     return bad ? 1 : 0;
 }
-#endif
 
-// The emulated conversion against fp8.c on both sides of every rounding boundary of e4m3fnuz and at random.
+// The target's P conversion: gfx12's OCP e4m3, else gfx942's e4m3fnuz.
 int check_cvt() {
 #if defined(__gfx1200__) || defined(__gfx1201__)
-    return check_cvt_ocp();
+    return check_cvt_of(KILN_DTYPE_E4M3, "OCP e4m3", 448.f, 0x7e, 10, emu::f32_to_e4m3, emu::cvt_pk_e4m3);
+#else
+    return check_cvt_of(KILN_DTYPE_E4M3FNUZ, "e4m3fnuz", 240.f, 0x7f, 11, emu::f32_to_e4m3fnuz, emu::cvt_pk_fp8);
 #endif
-    std::vector<float> xs = {0.f, -0.f, 240.f, -240.f, std::ldexp(1.f, -11), std::ldexp(3.f, -12),
-                             std::ldexp(1.f, -12), std::ldexp(5.f, -12)};
-    for (int c = 0; c < 0x7f; ++c) {
-        const float a = kiln_fp8_to_f32(KILN_DTYPE_E4M3FNUZ, (uint8_t)c);
-        const float b = kiln_fp8_to_f32(KILN_DTYPE_E4M3FNUZ, (uint8_t)(c + 1));
-        const float mid = (a + b) / 2;
-        for (float x : {a, b, mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e9f)}) xs.push_back(x), xs.push_back(-x);
-    }
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(0.f, 240.f);
-    for (int i = 0; i < 100000; ++i) xs.push_back(i % 2 ? u(rng) : std::ldexp(u(rng), -(int)(rng() % 24)));
-    int bad = 0;
-    for (float x : xs) {
-        const uint32_t got = emu::f32_to_e4m3fnuz(x), want = kiln_f32_to_fp8(KILN_DTYPE_E4M3FNUZ, x, 1);
-        if (got != want && bad++ < 10) std::fprintf(stderr, "cvt %a: emulator 0x%02x, fp8.c 0x%02x\n", x, got, want);
-    }
-    const int pk = emu::cvt_pk_fp8(1.f, -2.f, 0x12345678, true);
-    if (pk != (int)(0x5678u | (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3FNUZ, 1.f, 1) << 16 |
-                    (uint32_t)kiln_f32_to_fp8(KILN_DTYPE_E4M3FNUZ, -2.f, 1) << 24))
-        ++bad, std::fprintf(stderr, "cvt_pk word select: 0x%08x\n", pk);
-    std::printf("cvt checked %zu values, %d mismatches\n", xs.size(), bad);
-    return bad ? 1 : 0;
 }
 
 }  // namespace
