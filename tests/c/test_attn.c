@@ -9,14 +9,6 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
-#define EXPECT_TEXT(h, call, want, part)                                                                                  \
-    do {                                                                                                              \
-        kiln_status got_ = (call);                                                                                    \
-        const char *e_ = kiln_last_error(h);                                                                          \
-        CHECK(got_ == (want) && strstr(e_, part) != NULL, "%s -> %s, want %s\n  text: '%s'\n  want part: '%s'",      \
-              #call, kiln_status_string(got_), kiln_status_string(want), e_, part);                                  \
-    } while (0)
-
 static kiln_attn_problem attn(int64_t b, int64_t hq, int64_t hk, int64_t sq, int64_t sk, int64_t d)
 {
     kiln_attn_problem p;
@@ -32,54 +24,54 @@ static void test_defaults(void)
     CHECK(p.o_stride_s == p.q_stride_s && p.o_stride_b == p.q_stride_b, "o packed like q");
     CHECK(p.causal == 0 && p.varlen == 0 && p.has_lse == 0 && p.descale == KILN_SCALE_NONE, "no options");
     kiln_attn_problem q;
-    EXPECT_TEXT(NULL, kiln_attn_problem_init(&q, E4M3, BF16, -1, 1, 1, 1, 1, 64), KILN_STATUS_INVALID_VALUE,
+    EXPECT_HAS(NULL, kiln_attn_problem_init(&q, E4M3, BF16, -1, 1, 1, 1, 1, 64), KILN_STATUS_INVALID_VALUE,
            "batch = -1 is negative");
-    EXPECT_TEXT(NULL, kiln_attn_problem_init(NULL, E4M3, BF16, 1, 1, 1, 1, 1, 64), KILN_STATUS_NULL_POINTER, "p is NULL");
+    EXPECT_HAS(NULL, kiln_attn_problem_init(NULL, E4M3, BF16, 1, 1, 1, 1, 1, 64), KILN_STATUS_NULL_POINTER, "p is NULL");
 }
 
 static void test_bad_problems(kiln_handle h)
 {
     kiln_attn_problem p = attn(2, 16, 4, 300, 500, 128), q;
-    EXPECT_TEXT(h, kiln_attn_check(h, &p), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_check(h, &p), KILN_STATUS_SUCCESS, "");
     q = p, q.qkv_type = BF16;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "qkv_type = bf16: attention takes fp8");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "qkv_type = bf16: attention takes fp8");
     q = p, q.o_type = F32;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "o_type = f32: attention writes f16 or bf16");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "o_type = f32: attention writes f16 or bf16");
     q = p, q.o_type = (kiln_dtype)99;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "o_type = 99 is not a kiln_dtype");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "o_type = 99 is not a kiln_dtype");
     q = p, q.heads_kv = 3;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "heads_kv = 3 must divide heads_q = 16");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "heads_kv = 3 must divide heads_q = 16");
     q = p, q.heads_kv = 0;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "heads_kv = 0 must divide");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "heads_kv = 0 must divide");
     q = p, q.head_dim = 96;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "head_dim = 96: attention kernels take 64, 128 or 256");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "head_dim = 96: attention kernels take 64, 128 or 256");
     q = p, q.causal = 2;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "causal = 2 must be 0 or 1");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "causal = 2 must be 0 or 1");
     q = p, q.descale = KILN_SCALE_BLOCK;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "descale = KILN_SCALE_BLOCK");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "descale = KILN_SCALE_BLOCK");
     q = p, q.descale = (kiln_scale_mode)9;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "descale = 9 is not a kiln_scale_mode");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "descale = 9 is not a kiln_scale_mode");
     q = p, q.seqlen_q = -4;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "seqlen_q = -4 is negative");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "seqlen_q = -4 is negative");
     q = p, q.seqlen_k = INT64_C(1) << 31;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "seqlen_k = 2147483648 exceeds 2^31 - 1");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "seqlen_k = 2147483648 exceeds 2^31 - 1");
     q = p, q.heads_q = 70000, q.heads_kv = 70000;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "heads_q = 70000 exceeds the grid's 65535");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "heads_q = 70000 exceeds the grid's 65535");
     q = p, q.k_stride_s = -128;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "k_stride_s = -128 is negative");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "k_stride_s = -128 is negative");
     q = p, q.o_stride_h = 64;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "o_stride_h = 64 makes elements of o overlap");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "o_stride_h = 64 makes elements of o overlap");
     q = p, q.q_stride_s = 2056;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_MISALIGNED, "q_stride_s = 2056 is not a multiple of 16 elements");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_MISALIGNED, "q_stride_s = 2056 is not a multiple of 16 elements");
     q = p, q.v_stride_b = INT64_MAX / 4;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "v's strides");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_OVERFLOW, "v's strides");
     /* (batch, head, seq, dim) storage is fine: strides in any order */
     q = p, q.o_stride_h = 300 * 128, q.o_stride_s = 128, q.o_stride_b = 16 * 300 * 128;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_SUCCESS, "");
     /* inputs may overlap (one K for every batch) */
     q = p, q.k_stride_b = 0;
-    EXPECT_TEXT(h, kiln_attn_check(h, &q), KILN_STATUS_SUCCESS, "");
-    EXPECT_TEXT(NULL, kiln_attn_check(NULL, &p), KILN_STATUS_NULL_POINTER, "h is NULL");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(NULL, kiln_attn_check(NULL, &p), KILN_STATUS_NULL_POINTER, "h is NULL");
 }
 
 static void test_selection(kiln_handle h)
@@ -89,40 +81,40 @@ static void test_selection(kiln_handle h)
     const char *name = NULL;
     /* a big problem: the 128-row kernel (fewer waves of larger tiles or equal), ahead of the 64-row one */
     kiln_attn_problem p = attn(4, 32, 32, 4096, 4096, 128);
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
     CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_D128_BM128 && algos[1].solution_index == FAKE_ATTN_D128_BM64,
           "n = %d, first %u", n, n > 0 ? algos[0].solution_index : 99u);
-    EXPECT_TEXT(h, kiln_algo_name(h, &algos[0], &name), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_algo_name(h, &algos[0], &name), KILN_STATUS_SUCCESS, "");
     CHECK(name && strcmp(name, "fake_attn_d128_bm128_SM90") == 0, "algo name %s", name ? name : "(null)");
     /* a small one (one sequence, 2 heads, 100 rows): 64-row tiles give more workgroups in the one wave */
     p = attn(1, 2, 2, 100, 100, 128);
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
     CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_D128_BM64, "small: first %u", n > 0 ? algos[0].solution_index : 99u);
     /* head_dim 256: one has no code object, the other too much shared memory for the device */
     p = attn(1, 2, 2, 100, 100, 256);
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NO_SOLUTION, "no attention kernel of sm90 takes head_dim 256");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NO_SOLUTION, "no attention kernel of sm90 takes head_dim 256");
     CHECK(n == 0, "n = %d", n);
     char text[2048];
-    EXPECT_TEXT(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_NO_SOLUTION, "");
+    EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_NO_SOLUTION, "");
     CHECK(strstr(text, "fake_attn_d256_nocode_SM90: rejected: no code object") &&
               strstr(text, "fake_attn_d256_big_SM90: rejected: 300000 bytes of shared memory"),
           "explain:\n%s", text);
     p = attn(1, 2, 2, 100, 100, 64);
-    EXPECT_TEXT(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_SUCCESS, "");
     CHECK(strstr(text, "winner: [2] fake_attn_d64_SM90") != NULL, "explain:\n%s", text);
     /* types without kernels on this arch: NOT_SUPPORTED */
     p = attn(1, 2, 2, 100, 100, 128);
     p.qkv_type = E5M2;
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NOT_SUPPORTED, "sm90 has no attention kernels for e5m2");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NOT_SUPPORTED, "sm90 has no attention kernels for e5m2");
     /* another arch by name: its own kernels, without the device's code-object and memory checks */
     CHECK(kiln_set_arch(h, "gfx942") == KILN_STATUS_SUCCESS, "set_arch");
     p.qkv_type = KILN_DTYPE_E4M3FNUZ;
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
     CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_GFX942, "gfx942");
     kiln_attn_args a = {0};
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_NULL_POINTER, "args->q is NULL");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_NULL_POINTER, "args->q is NULL");
     CHECK(kiln_set_arch(h, "sm90") == KILN_STATUS_SUCCESS, "set_arch back");
-    EXPECT_TEXT(h, kiln_attn_query(h, &p, NULL, 4, &n), KILN_STATUS_NULL_POINTER, "algos is NULL");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, NULL, 4, &n), KILN_STATUS_NULL_POINTER, "algos is NULL");
 }
 
 static void test_run(kiln_handle h)
@@ -135,7 +127,7 @@ static void test_run(kiln_handle h)
     kiln_attn_problem p = attn(3, 8, 2, 1000, 777, 128);
     p.causal = 1;
     fake_reset();
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &a, (void *)0x5), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, (void *)0x5), KILN_STATUS_SUCCESS, "");
     const fake_launch *l = &fake.last[0];
     CHECK(fake.launches == 1 && fake.bad_arg_bytes == 0 && l->arg_bytes == sizeof(kiln_attn_params), "one launch");
     CHECK(strcmp(l->symbol, "fake_attn_d128_bm128_SM90") == 0 && l->grid[0] == 8 && l->grid[1] == 8 &&
@@ -154,7 +146,7 @@ static void test_run(kiln_handle h)
     a.lse = lse, a.q_descale = a.k_descale = a.v_descale = ds, a.cu_seqlens_q = a.cu_seqlens_k = cu;
     a.softmax_scale = 0.5f;
     fake_reset();
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
     k8 = &fake.last[0].attn;
     CHECK(k8->descale_stride_b == 2 && k8->descale_stride_h == 1 && k8->q_descale == ds && k8->lse == lse &&
               k8->cu_seqlens_q == cu && k8->lse_stride_h == 3 * 1000 && k8->softmax_scale == 0.5f,
@@ -163,32 +155,32 @@ static void test_run(kiln_handle h)
     fake_reset();
     kiln_attn_args b = a;
     b.cu_seqlens_k = NULL;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->cu_seqlens_k is NULL");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->cu_seqlens_k is NULL");
     b = a, b.v_descale = NULL;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->v_descale is NULL");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->v_descale is NULL");
     b = a, b.lse = NULL;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->lse is NULL");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER, "args->lse is NULL");
     b = a, b.k = k + 1;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_MISALIGNED, "args->k");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_MISALIGNED, "args->k");
     b = a, b.softmax_scale = -1.0f;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_INVALID_VALUE, "softmax_scale = -1");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_INVALID_VALUE, "softmax_scale = -1");
     b = a, b.softmax_scale = NAN;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_INVALID_VALUE, "softmax_scale = nan");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_INVALID_VALUE, "softmax_scale = nan");
     kiln_algo wrong = {.name_hash = 42, .solution_index = 0, .gsu = 1, .workspace_bytes = 0};
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, &wrong, &a, NULL), KILN_STATUS_INVALID_ALGO, "names no attention kernel");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, &wrong, &a, NULL), KILN_STATUS_INVALID_ALGO, "names no attention kernel");
     kiln_algo other[2];
     int n;
     kiln_attn_problem d64 = attn(1, 1, 1, 10, 10, 64);
     CHECK(kiln_attn_query(h, &d64, other, 2, &n) == KILN_STATUS_SUCCESS && n == 1, "d64 query");
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, &other[0], &a, NULL), KILN_STATUS_INVALID_ALGO, "does not take this problem");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, &other[0], &a, NULL), KILN_STATUS_INVALID_ALGO, "does not take this problem");
     kiln_attn_problem bad = p;
     bad.head_dim = 32;
-    EXPECT_TEXT(h, kiln_attn_run(h, &bad, NULL, &a, NULL), KILN_STATUS_NOT_SUPPORTED, "head_dim = 32");
+    EXPECT_HAS(h, kiln_attn_run(h, &bad, NULL, &a, NULL), KILN_STATUS_NOT_SUPPORTED, "head_dim = 32");
     CHECK(fake.launches == 0, "nothing launched for bad calls (%d)", fake.launches);
     /* a chosen algo runs as given */
     kiln_algo list[2];
     CHECK(kiln_attn_query(h, &p, list, 2, &n) == KILN_STATUS_SUCCESS && n == 2, "query");
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, &list[1], &a, NULL), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, &list[1], &a, NULL), KILN_STATUS_SUCCESS, "");
     CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, "fake_attn_d128_bm64_SM90") == 0 &&
               fake.last[0].grid[0] == 16,
           "forced algo");
@@ -196,14 +188,14 @@ static void test_run(kiln_handle h)
     fake_reset();
     kiln_attn_problem e = attn(0, 8, 2, 10, 10, 128);
     kiln_attn_args none = {0};
-    EXPECT_TEXT(h, kiln_attn_run(h, &e, NULL, &none, NULL), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &e, NULL, &none, NULL), KILN_STATUS_SUCCESS, "");
     e = attn(2, 8, 2, 0, 10, 128);
-    EXPECT_TEXT(h, kiln_attn_run(h, &e, NULL, &none, NULL), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &e, NULL, &none, NULL), KILN_STATUS_SUCCESS, "");
     CHECK(fake.launches == 0, "empty: no launch");
     /* a launch the driver refuses: its status and text */
     fake_reset();
     fake.fail_launch = 1;
-    EXPECT_TEXT(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_DRIVER_ERROR, "launching fake_attn_d128_bm128_SM90");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_DRIVER_ERROR, "launching fake_attn_d128_bm128_SM90");
     fake.fail_launch = 0;
 }
 

@@ -15,13 +15,6 @@
         CHECK(got_ == (want) && strcmp(e_, text) == 0, "%s -> %s, want %s\n  text: '%s'\n  want: '%s'", #call,       \
               kiln_status_string(got_), kiln_status_string(want), e_, text);                                         \
     } while (0)
-#define EXPECT_HAS(h, call, want, part)                                                                              \
-    do {                                                                                                              \
-        kiln_status got_ = (call);                                                                                    \
-        const char *e_ = kiln_last_error(h);                                                                          \
-        CHECK(got_ == (want) && strstr(e_, part) != NULL, "%s -> %s, want %s\n  text: '%s'\n  want part: '%s'",      \
-              #call, kiln_status_string(got_), kiln_status_string(want), e_, part);                                  \
-    } while (0)
 
 static kiln_problem fp8(int64_t m, int64_t n, int64_t k)
 {

@@ -45,5 +45,13 @@ static int test_summary(const char *name)
               kiln_last_error(handle));                                                                               \
     } while (0)
 #define EXPECT(call, want) EXPECT_ON(NULL, call, want)
+/* The same, and the handle's (or thread's) error text contains `part` ("" for any). Needs <string.h>. */
+#define EXPECT_HAS(h, call, want, part)                                                                              \
+    do {                                                                                                              \
+        kiln_status got_ = (call);                                                                                    \
+        const char *e_ = kiln_last_error(h);                                                                          \
+        CHECK(got_ == (want) && strstr(e_, part) != NULL, "%s -> %s, want %s\n  text: '%s'\n  want part: '%s'",      \
+              #call, kiln_status_string(got_), kiln_status_string(want), e_, part);                                  \
+    } while (0)
 
 #endif /* KILN_TEST_UTIL_H */

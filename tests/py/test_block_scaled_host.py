@@ -16,9 +16,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "runtime" / "python"))
 
 import kiln  # noqa: E402
-from kiln import DType, Layout, ScaleMode, Status, _capi  # noqa: E402
+from kiln import DType, Layout, ScaleMode, Status  # noqa: E402
 from kiln._blockscaled import ScaleBLayout, groups_of, scale_a_strides, scale_b_layout  # noqa: E402
-from binding_lib import find_library  # noqa: E402
+from binding_lib import load_or_skip  # noqa: E402
 
 # ---- scale_a: [M, ceil(K/128)], any strides ----
 
@@ -152,22 +152,12 @@ def test_block_scaled_mm_is_an_op_of_plan_query_explain():
 
 # ---- the C API through ctypes (needs libkiln; no GPU) ----
 
-LIBRARY = find_library()
 NO_DEVICE = -1
 
 
 @pytest.fixture(scope="module")
 def lib():
-    if LIBRARY is None:
-        pytest.skip("no libkiln.so: set KILN_LIBRARY or build one (cmake --build build-ci --target kiln)")
-    try:
-        lib = _capi.load_library(LIBRARY)
-    except OSError as exc:
-        pytest.skip(str(exc))
-    probe = kiln.kiln_problem()
-    if not hasattr(probe, "scale_b_block_n"):
-        pytest.skip("this binding predates block scales")
-    return lib
+    return load_or_skip("scale_b_block_n", "block scales")
 
 
 @pytest.fixture
