@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine session: build the library for the device, run the GPU suite, compute-sanitizer, the benchmark.
 # Usage (on the GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tests/gpu/device_run.sh [bench args]
-#   KILN_BENCH=moe: bench_moe.py (block-scaled and grouped) instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the
+#   KILN_BENCH=moe / attn: bench_moe.py (block-scaled and grouped) / bench_attn.py instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the
 #   attention harness, KILN_SKIP_SANITIZERS=1 / KILN_SKIP_BENCH=1 the sanitizers / the benchmark.
 # Writes under $OUT: build.log, pytest.log, gpu_run.jsonl, memcheck.log, racecheck.log, bench.json/.md.
 set -uo pipefail
@@ -60,5 +60,6 @@ if [ "${KILN_SKIP_BENCH:-0}" != 1 ]; then
     case "${KILN_BENCH:-gemm}" in
     gemm) "$PY" bench/bench_gemm.py --out "$OUT/bench" "$@" 2>&1 | tail -25 ;;
     moe) "$PY" bench/bench_moe.py --out-dir "$OUT" "$@" 2>&1 | tail -25 ;;  # block-scaled and grouped MoE parts
+    attn) "$PY" bench/bench_attn.py --out-dir "$OUT" "$@" 2>&1 | tail -25 ;;  # FP8 attention vs SDPA cuDNN/flash
     esac
 fi

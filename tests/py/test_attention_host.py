@@ -98,3 +98,13 @@ def test_bad_problems(lib, fields, status, text):
         assert st == status and text in msg, (st, msg)
     finally:
         kiln.close()
+
+
+def test_bench_attn_dry_run_and_self_check():
+    import subprocess
+    bench = REPO / "bench" / "bench_attn.py"
+    for flag in ("--dry-run", "--self-check"):
+        r = subprocess.run([sys.executable, str(bench), flag], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{flag}: {r.stdout}\n{r.stderr}"
+    out = subprocess.run([sys.executable, str(bench), "--dry-run"], capture_output=True, text=True, timeout=120).stdout
+    assert "4x32x4096x128 causal" in out and "class small_512" in out
