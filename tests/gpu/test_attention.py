@@ -45,8 +45,8 @@ def make(b, sq, sk, hq, hk, d, per_head=False, outliers=False):
     return kiln.quantize_qkv(q, k, v, dtype=fp8_type(), per_head=per_head)
 
 
-def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, out_dtype=torch.bfloat16,
-             outliers=False):
+def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, out_dtype=None, outliers=False):
+    out_dtype = out_dtype or torch.bfloat16
     qf, kf, vf, (sq_, sk_, sv_) = make(b, sq, sk, hq, hk, d, per_head, outliers)
     ds = dict(q_descale=sq_, k_descale=sk_, v_descale=sv_) if descales else {}
     out = kt.poison_(torch.empty(b, sq, hq, d, dtype=out_dtype, device="cuda"))

@@ -70,7 +70,8 @@ def scales(recipe: str, masked: bool, groups: int, m: int, n: int, k: int, b_blo
     return sa, span((groups, rows_b, gk))
 
 
-def run_case(a, b, *, offs=None, masked_m=None, sa, sb, bias=None, out_dtype=torch.bfloat16, algo=None, what=""):
+def run_case(a, b, *, offs=None, masked_m=None, sa, sb, bias=None, out_dtype=None, algo=None, what=""):
+    out_dtype = out_dtype or torch.bfloat16
     shape = (a.shape[0], a.shape[1], b.shape[1]) if masked_m is not None else (a.shape[0], b.shape[1])
     out = kt.poison_(torch.empty(shape, dtype=out_dtype, device="cuda"))
     res = kiln.grouped_mm(a, b, offs=offs, masked_m=masked_m, scale_a=sa, scale_b=sb, bias=bias, out=out, algo=algo)
