@@ -26,7 +26,8 @@ static void test_defaults(void)
     kiln_attn_problem q;
     EXPECT_HAS(NULL, kiln_attn_problem_init(&q, E4M3, BF16, -1, 1, 1, 1, 1, 64), KILN_STATUS_INVALID_VALUE,
            "batch = -1 is negative");
-    EXPECT_HAS(NULL, kiln_attn_problem_init(NULL, E4M3, BF16, 1, 1, 1, 1, 1, 64), KILN_STATUS_NULL_POINTER, "p is NULL");
+    EXPECT_HAS(NULL, kiln_attn_problem_init(NULL, E4M3, BF16, 1, 1, 1, 1, 1, 64), KILN_STATUS_NULL_POINTER,
+               "p is NULL");
 }
 
 static void test_bad_problems(kiln_handle h)
@@ -44,7 +45,8 @@ static void test_bad_problems(kiln_handle h)
     q = p, q.heads_kv = 0;
     EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "heads_kv = 0 must divide");
     q = p, q.head_dim = 96;
-    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "head_dim = 96: attention kernels take 64, 128 or 256");
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED,
+               "head_dim = 96: attention kernels take 64, 128 or 256");
     q = p, q.causal = 2;
     EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "causal = 2 must be 0 or 1");
     q = p, q.descale = KILN_SCALE_BLOCK;
@@ -89,10 +91,12 @@ static void test_selection(kiln_handle h)
     /* a small one (one sequence, 2 heads, 100 rows): 64-row tiles give more workgroups in the one wave */
     p = attn(1, 2, 2, 100, 100, 128);
     EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_SUCCESS, "");
-    CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_D128_BM64, "small: first %u", n > 0 ? algos[0].solution_index : 99u);
+    CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_D128_BM64, "small: first %u",
+          n > 0 ? algos[0].solution_index : 99u);
     /* head_dim 256: one has no code object, the other too much shared memory for the device */
     p = attn(1, 2, 2, 100, 100, 256);
-    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NO_SOLUTION, "no attention kernel of sm90 takes head_dim 256");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NO_SOLUTION,
+               "no attention kernel of sm90 takes head_dim 256");
     CHECK(n == 0, "n = %d", n);
     char text[2048];
     EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_NO_SOLUTION, "");
@@ -105,7 +109,8 @@ static void test_selection(kiln_handle h)
     /* types without kernels on this arch: NOT_SUPPORTED */
     p = attn(1, 2, 2, 100, 100, 128);
     p.qkv_type = E5M2;
-    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NOT_SUPPORTED, "sm90 has no attention kernels for e5m2");
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 8, &n), KILN_STATUS_NOT_SUPPORTED,
+               "sm90 has no attention kernels for e5m2");
     /* another arch by name: its own kernels, without the device's code-object and memory checks */
     CHECK(kiln_set_arch(h, "gfx942") == KILN_STATUS_SUCCESS, "set_arch");
     p.qkv_type = KILN_DTYPE_E4M3FNUZ;
@@ -195,7 +200,8 @@ static void test_run(kiln_handle h)
     /* a launch the driver refuses: its status and text */
     fake_reset();
     fake.fail_launch = 1;
-    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_DRIVER_ERROR, "launching fake_attn_d128_bm128_SM90");
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_DRIVER_ERROR,
+               "launching fake_attn_d128_bm128_SM90");
     fake.fail_launch = 0;
 }
 
