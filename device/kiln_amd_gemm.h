@@ -283,12 +283,8 @@ template <class C, class Op> struct AmdGemm {
     // its columns of scale_b and its bias row. Tensor scales are one float for every group.
     KILN_DEVICE static kiln_gemm_params group_params(const kiln_gemm_params &p, const WorkTile &w) {
         kiln_gemm_params q = p;
-        if (p.scale_a_mode == SCALE_VECTOR || p.scale_a_mode == SCALE_BLOCK) q.scale_a += w.group * p.g_stride_sa;
-        if (p.scale_b_mode == SCALE_VECTOR || p.scale_b_mode == SCALE_BLOCK) q.scale_b += w.group * p.g_stride_sb;
-        if (p.bias) {
-            const int64_t bytes = p.bias_type == DT_F32 ? 4 : 2;
-            q.bias = (const uint8_t *)p.bias + w.group * p.g_stride_bias * bytes;
-        }
+        const GroupOperands o = group_operands(p, w.group);
+        q.scale_a = o.scale_a, q.scale_b = o.scale_b, q.bias = o.bias;
         return q;
     }
 

@@ -54,6 +54,21 @@ KILN_DEVICE EpilogueScales epilogue_scales(const kiln_gemm_params &p) {
     return s;
 }
 
+// Grouped GEMMs (kiln_schedule.h, "groups"): group g's own rows of scale_a (masked groups; a contiguous group's rows
+// are A's rows, g_stride_sa 0), columns of scale_b and bias row. Tensor scales are one float for every group.
+struct GroupOperands {
+    const float *scale_a, *scale_b;
+    const void *bias;
+};
+
+KILN_DEVICE GroupOperands group_operands(const kiln_gemm_params &p, int g) {
+    GroupOperands o{p.scale_a, p.scale_b, p.bias};
+    if (p.scale_a_mode == SCALE_VECTOR || p.scale_a_mode == SCALE_BLOCK) o.scale_a += g * p.g_stride_sa;
+    if (p.scale_b_mode == SCALE_VECTOR || p.scale_b_mode == SCALE_BLOCK) o.scale_b += g * p.g_stride_sb;
+    if (p.bias) o.bias = (const uint8_t *)p.bias + g * p.g_stride_bias * (p.bias_type == DT_F32 ? 4 : 2);
+    return o;
+}
+
 // The epilogue's value of one output element; row < m and col < n are the caller's promise.
 template <class TD>
 KILN_DEVICE float epilogue_value(const kiln_gemm_params &p, const EpilogueScales &s, int batch, int row, int col,

@@ -106,6 +106,12 @@ template <class C> struct WgmmaGemm {
         return true;
     }
 
+    // The tile's scales and bias: its group's (GROUPED, kiln_epilogue.h group_operands), else the problem's.
+    KILN_DEVICE static GroupOperands operands(const kiln_gemm_params &p, const Tile &T) {
+        if constexpr (C::GROUPED) return group_operands(p, T.group);
+        return GroupOperands{p.scale_a, p.scale_b, p.bias};
+    }
+
     // Whether the walk has a tile t (the cursor left where it is).
     KILN_DEVICE static bool more(const kiln_tma_params &P, int t, const Groups &c) {
         if (t >= P.num_tiles) return false;
@@ -158,8 +164,8 @@ template <class C> struct WgmmaGemm {
     static constexpr int TILE_BLOCKS = (C::MT1 + 127) / 128;  // B blocks of 128 columns a tile can touch
 
     KILN_DEVICE static void copy_scales(const kiln_gemm_params &p, const Tile &T, int64_t kt, float *ss, int lane) {
-        const float *scale_a = p.scale_a + (C::GROUPED ? T.group * p.g_stride_sa : 0);
-        const float *scale_b = p.scale_b + (C::GROUPED ? T.group * p.g_stride_sb : 0);
+        const GroupOperands o = operands(p, T);
+        const float *scale_a = o.scale_a, *scale_b = o.scale_b;
         if (p.sa_vec && (!C::GROUPED || T.m0 % 4 == 0)) {  // (a contiguous group may start at any row)
 #pragma unroll 1
             for (int r = lane * 4; r < C::MT0; r += 128) {
@@ -361,12 +367,12 @@ template <class C> struct WgmmaGemm {
         if (col >= p.n) return;
         const bool full = col + 8 <= p.n;
         float cs[8], cb[8];
-        const int64_t bias0 = (C::GROUPED ? T.group * p.g_stride_bias : 0) + col;  // the group's bias row
+        const void *bias = operands(p, T).bias;  // the group's bias row
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const bool in = full || col + j < p.n;
             cs[j] = sc.col && in ? sc.tensor * sc.col[col + j] : sc.tensor;
-            cb[j] = p.bias && in ? load_any(p.bias, p.bias_type, bias0 + j) : 0.f;
+            cb[j] = bias && in ? load_any(bias, p.bias_type, col + j) : 0.f;
         }
         TD *d = (TD *)p.d + (int64_t)T.batch * p.stride_d + col;
         const bool vec = full && (8 * ED) % 16 == 0 && ((uintptr_t)d & 15) == 0 && ((int64_t)p.ldd * ED) % 16 == 0;
@@ -492,8 +498,9 @@ template <class C> struct WgmmaGemm {
         const int row0 = T.m0 + cm * RPC, col0 = T.n0 + cn * CPC;
         EpilogueScales sc = epilogue_scales(p);
         if constexpr (C::GROUPED) {  // the group's row and column scales
-            if (sc.row) sc.row += T.group * p.g_stride_sa;
-            if (sc.col) sc.col += T.group * p.g_stride_sb;
+            const GroupOperands o = operands(p, T);
+            if (sc.row) sc.row = o.scale_a;
+            if (sc.col) sc.col = o.scale_b;
         }
         const uint32_t base = smem_addr(region);
         if constexpr (TMA_D) {
