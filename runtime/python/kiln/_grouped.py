@@ -52,19 +52,22 @@ def _index(t, name: str, groups: int, device):
     return t.contiguous()
 
 
-def _weights(b, k: int):
-    """(groups, n, ldb, stride_b) of B given as [G, N, K] with K contiguous, or as its [G, K, N] transposed view."""
+def _as_gnk(b, k: int):
+    """The [G, N, K] view (K contiguous) of B given as [G, N, K] or as its [G, K, N] transposed view."""
     if b.dim() != 3:
         raise ValueError(f"{WHAT}: B is [groups, N, K] (or its [groups, K, N] transposed view), got {tuple(b.shape)}")
-    g = b.shape[0]
     if b.shape[2] == k and (b.stride(2) == 1 or b.shape[2] == 1):
-        n, ldb = b.shape[1], b.stride(1)
-    elif b.shape[1] == k and (b.stride(1) == 1 or b.shape[1] == 1):
-        n, ldb = b.shape[2], b.stride(2)
-    else:
-        raise ValueError(f"{WHAT}: B {tuple(b.shape)} with strides {b.stride()} is neither [groups, N, K={k}] with K "
-                         f"contiguous nor its transposed view")
-    return g, n, max(ldb, k), b.stride(0)
+        return b
+    if b.shape[1] == k and (b.stride(1) == 1 or b.shape[1] == 1):
+        return b.transpose(1, 2)
+    raise ValueError(f"{WHAT}: B {tuple(b.shape)} with strides {b.stride()} is neither [groups, N, K={k}] with K "
+                     f"contiguous nor its transposed view")
+
+
+def _weights(b, k: int):
+    """(groups, n, ldb, stride_b) of B (_as_gnk)."""
+    b = _as_gnk(b, k)
+    return b.shape[0], b.shape[1], max(b.stride(1), k), b.stride(0)
 
 
 def _plan(a, b, *, offs, masked_m, scale_a, scale_b, bias, out_dtype, out):
@@ -98,17 +101,11 @@ def _plan(a, b, *, offs, masked_m, scale_a, scale_b, bias, out_dtype, out):
         raise ValueError(f"{WHAT}: A has {a.shape[0]} groups, B {groups}")
     index = _index(masked_m if masked else offs, "masked_m" if masked else "offs", groups, a.device)
     shape = (groups, m, n) if masked else (m, n)
-    if out is None:
-        d_type = {None: DType.BF16, torch.bfloat16: DType.BF16, torch.float16: DType.F16,
-                  torch.float32: DType.F32}.get(out_dtype)
-        if d_type is None:
-            raise TypeError(f"{WHAT}: out_dtype must be bfloat16, float16 or float32, got {out_dtype}")
-        out = torch.empty(shape, dtype={DType.BF16: torch.bfloat16, DType.F16: torch.float16,
-                                        DType.F32: torch.float32}[d_type], device=a.device)
-    else:
-        out, d_type = output(out, out_dtype, DType.BF16, shape[:-2], m, n, a.device)
-        if tuple(out.shape) != shape or out.stride(-1) != 1:
-            raise ValueError(f"{WHAT}: out must be {shape} with contiguous rows, got {tuple(out.shape)}")
+    if out is None and out_dtype not in (None, torch.bfloat16, torch.float16, torch.float32):
+        raise TypeError(f"{WHAT}: out_dtype must be bfloat16, float16 or float32, got {out_dtype}")
+    out, d_type = output(out, out_dtype, DType.BF16, shape[:-2], m, n, a.device)
+    if tuple(out.shape) != shape or out.stride(-1) != 1:
+        raise ValueError(f"{WHAT}: out must be {shape} with contiguous rows, got {tuple(out.shape)}")
     ldd = max(out.stride(-2), n) if m > 1 else n
     stride_d = out.stride(0) if masked else m * ldd
     fields = dict(lda=lda, ldb=ldb, ldd=ldd, ldc=ldd, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d,
@@ -183,7 +180,7 @@ def grouped_reference(a, b, *, offs=None, masked_m=None, scale_a=None, scale_b=N
     masked = masked_m is not None
     k = a.shape[-1]
     g_count = b.shape[0]
-    bt = b if b.shape[2] == k else b.transpose(1, 2)  # [G, N, K]
+    bt = _as_gnk(b, k)
     n = bt.shape[1]
     a64 = a.float().double()
     b64 = bt.float().double()
@@ -208,8 +205,8 @@ def grouped_reference(a, b, *, offs=None, masked_m=None, scale_a=None, scale_b=N
         if block:
             sa = (scale_a[g, r0:r1] if masked else scale_a[r0:r1]).double()
             sb = scale_b[g].double()
-            if sb.shape[0] != n or n == 1:
-                sb = sb.repeat_interleave(GROUP, dim=0)[:n] if sb.shape[0] == -(-n // GROUP) else sb
+            if sb.shape[0] != n:  # 128x128 blocks (with n <= 1 the two granularities coincide)
+                sb = sb.repeat_interleave(GROUP, dim=0)[:n]
             acc = torch.zeros((r1 - r0, n), dtype=torch.float64, device=a.device)
             for gi in range(groups_of(k)):
                 lo, hi = gi * GROUP, min(k, (gi + 1) * GROUP)
