@@ -25,7 +25,6 @@ from .attention import ARCH_FAMILY, FAMILIES, OUTPUTS, PARAM, AttnSolution, qkv_
 from .vocab import ARCH_INFO, Arch, DType, Family, Kind
 from .yamlread import Reader, SchemaError, document, hint, node_line
 
-SCHEMA_VERSION = 1
 KIND = "attention"
 MAX_SOLUTIONS = 256
 GLOB = "solutions/*/attention/*.yaml"
@@ -95,18 +94,7 @@ def _entry(r: Reader, node, label: str, family: Family) -> tuple:
 
 
 def _parse(r: Reader, doc) -> AttnFile:
-    if doc is None:
-        r.fail(1, "document", "empty; expected a mapping with schema, arch, family, problem, solutions")
-    top = r.mapping(doc, "document")
-    if "schema" not in top:
-        r.fail(doc, "schema", f"required key missing; this kiln reads schema: {SCHEMA_VERSION}")
-    version = top["schema"][1]
-    if r.int_(version, "schema") != SCHEMA_VERSION:
-        r.fail(version, "schema", f"{version.value} is not supported; this kiln reads {SCHEMA_VERSION}")
-    for name, (key_node, _value) in top.items():
-        if name not in _TOP_KEYS:
-            r.fail(key_node, name, f"unknown key; {hint(name, _TOP_KEYS)}")
-    r.require(top, doc, _TOP_KEYS)
+    top = r.top(doc, _TOP_KEYS, _TOP_KEYS, "schema, arch, family, problem, solutions")
 
     arch_node = top["arch"][1]
     arch = r.enum(arch_node, "arch", Arch, "arch")

@@ -19,9 +19,8 @@ from .model import (ARCH_INFO, DTYPE_INFO, KIND_INFO, PARAM_FIELDS, PARAMS, Arch
                     Solution, kind_of, kinds_text)
 from .params import BUILTIN_DEFAULTS, REQUIRED_PARAMS  # noqa: F401  (re-exported)
 from .rules import _fmt, _or, shape_problem
-from .yamlread import SchemaError, Reader, document, hint, node_line, plural  # noqa: F401  (SchemaError: re-exported)
+from .yamlread import SchemaError, Reader, document, node_line, plural  # noqa: F401  (SchemaError: re-exported)
 
-SCHEMA_VERSION = 1
 DISTANCES = ("log_mnk", "linear_mnk")
 # Bounds of what the selection logic lands in: m, n, k are int32 in the runtime; timings are C floats, and the
 # runtime predicts from at most KILN_MODEL_MAX_NEIGHBORS (runtime/src/select.h) measured sizes.
@@ -73,7 +72,6 @@ class _Set(NamedTuple):
 
 
 _line = node_line
-_hint = hint
 
 
 class _Reader(Reader):
@@ -327,18 +325,7 @@ def _ci(r: _Reader, node, count: int) -> frozenset:
 
 
 def _parse(r: _Reader, doc) -> SolutionFile:
-    if doc is None:
-        r.fail(1, "document", "empty; expected a mapping with schema, arch, family, problem, solutions, selection")
-    top = r.mapping(doc, "document")
-    if "schema" not in top:
-        r.fail(doc, "schema", f"required key missing; this kiln reads schema: {SCHEMA_VERSION}")
-    version_node = top["schema"][1]
-    if r.int_(version_node, "schema") != SCHEMA_VERSION:
-        r.fail(version_node, "schema", f"{version_node.value} is not supported; this kiln reads {SCHEMA_VERSION}")
-    for name, (key_node, _value) in top.items():
-        if name not in _TOP_KEYS:
-            r.fail(key_node, name, f"unknown key; {_hint(name, _TOP_KEYS)}")
-    r.require(top, doc, _REQUIRED_TOP)
+    top = r.top(doc, _TOP_KEYS, _REQUIRED_TOP, "schema, arch, family, problem, solutions, selection")
 
     arch = r.enum(top["arch"][1], "arch", Arch, "arch")
     folder = r.source.split("/")

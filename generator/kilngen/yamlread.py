@@ -139,6 +139,9 @@ def _plain(exc: yaml.MarkedYAMLError) -> tuple:
     return exc.problem_mark or exc.context_mark, " ".join(why.split())
 
 
+SCHEMA_VERSION = 1  # the `schema:` every solution file (GEMM or attention) declares
+
+
 class Reader:
     """Turns composed nodes into checked Python values; every failure names file, line and key."""
 
@@ -172,6 +175,23 @@ class Reader:
         if value is None or isinstance(value, str):
             return "null" if value is None else f"str {short(repr(value))}"
         return f"{type(value).__name__} {short(node.value)}"
+
+    def top(self, doc, keys, required, expected: str) -> dict:
+        """A solution file's top-level mapping: not empty (`expected` says what it holds), `schema:` this kiln's
+        SCHEMA_VERSION, no key outside `keys`, every one of `required` present."""
+        if doc is None:
+            self.fail(1, "document", f"empty; expected a mapping with {expected}")
+        top = self.mapping(doc, "document")
+        if "schema" not in top:
+            self.fail(doc, "schema", f"required key missing; this kiln reads schema: {SCHEMA_VERSION}")
+        version = top["schema"][1]
+        if self.int_(version, "schema") != SCHEMA_VERSION:
+            self.fail(version, "schema", f"{version.value} is not supported; this kiln reads {SCHEMA_VERSION}")
+        for name, (key_node, _value) in top.items():
+            if name not in keys:
+                self.fail(key_node, name, f"unknown key; {hint(name, keys)}")
+        self.require(top, doc, required)
+        return top
 
     def mapping(self, node, key: str, known=None, what: str = "key", prefix: str = "") -> dict:
         """{key: (key node, value node)} in YAML order; keys are strings, unique and (when known is given) known."""
