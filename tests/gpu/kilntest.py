@@ -204,10 +204,10 @@ def fp8_values(shape, dtype, scale=1.0):
     return torch.where(zero, one, u8).view(dtype)
 
 
-def randn_fp8(shape, dtype, **kw):
+def randn_fp8(shape, dtype, scale=1.0, **kw):
     batch = shape[0] if len(shape) == 3 else None
     view = storage(shape[-2], shape[-1], dtype, batch=batch, **kw)
-    view.copy_(fp8_values(view.shape, dtype))
+    view.copy_(fp8_values(view.shape, dtype, scale))
     return view
 
 

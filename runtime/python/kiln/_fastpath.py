@@ -169,6 +169,9 @@ def _bind_stream():
     """torch._C._cuda_getCurrentRawStream(index) where torch has it (the call inductor's generated code makes: no
     Stream object), else torch.cuda.current_stream(index).cuda_stream."""
     global _stream
+    if _torch is None:
+        import torch
+        _use_torch(torch)
     raw = getattr(_torch._C, "_cuda_getCurrentRawStream", None)
     if raw is None:
         current = _torch.cuda.current_stream
