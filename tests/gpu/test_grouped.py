@@ -47,7 +47,7 @@ def require(kind: str):
 # ---- inputs ----
 
 def fp8(shape, scale=1.0):
-    return kt.randn_fp8(shape, DType.E4M3, scale=scale)
+    return kt.randn_fp8(shape, kt.tdt(DType.E4M3), scale=scale)
 
 
 def offs_of(sizes) -> "torch.Tensor":
