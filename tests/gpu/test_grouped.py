@@ -161,22 +161,25 @@ def test_transposed_weights_view():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_grouped_kernel(kind):
-    """Each grouped kernel the table lists, forced by name, on contiguous and masked groups."""
+    """Each grouped kernel the table lists, forced by name with its own input and output types, on contiguous and
+    masked groups."""
     require(kind)
     recipe = "block" if kind == KINDS[1] else "row"
     names = grouped_names(kind)
     assert names
     sizes, n, k = [0, 1, 190, 64, 257], 320, 384
     g, m = len(sizes), sum(sizes)
-    a, b = fp8((m, k)), fp8((g, n, k))
     sa, sb = scales(recipe, False, g, m, n, k)
-    am = fp8((g, 150, k))
     sam, sbm = scales(recipe, True, g, 150, n, k)
     counts = torch.tensor([150, 0, 1, 77, 149], dtype=torch.int32).cuda()
+    solutions = kt.table_solutions()
     for name in names:
+        a_t, b_t, d_t = (kt.tdt(kt.DType[x.name]) for x in (solutions[name].problem.a, solutions[name].problem.b,
+                                                               solutions[name].problem.d))
+        a, b, am = kt.randn_fp8((m, k), a_t), kt.randn_fp8((g, n, k), b_t), kt.randn_fp8((g, 150, k), a_t)
         algo = kiln.algo_by_name(name)
-        run_case(a, b, offs=offs_of(sizes), sa=sa, sb=sb, algo=algo, what=f"{kind} contiguous")
-        run_case(am, b, masked_m=counts, sa=sam, sb=sbm, algo=algo, what=f"{kind} masked")
+        run_case(a, b, offs=offs_of(sizes), sa=sa, sb=sb, out_dtype=d_t, algo=algo, what=f"{name} contiguous")
+        run_case(am, b, masked_m=counts, sa=sam, sb=sbm, out_dtype=d_t, algo=algo, what=f"{name} masked")
 
 
 def test_many_groups():
