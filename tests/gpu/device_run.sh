@@ -48,7 +48,7 @@ fi
 # FP8 attention (mma family, standalone until the generator takes attention): the harness checks against float64
 # references and times the FlashAttention shapes (tests/gpu/attn/attn_standalone.cu).
 if [ "${KILN_SKIP_ATTN:-0}" != 1 ]; then
-    if nvcc -O3 -std=c++17 -arch=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o "$OUT/attn" >"$OUT/attn_build.log" 2>&1; then
+    if nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o "$OUT/attn" >"$OUT/attn_build.log" 2>&1; then
         timeout "${KILN_ATTN_TIMEOUT:-240}" "$OUT/attn" >"$OUT/attn.log" 2>&1
         echo "attention rc=$?: $(tail -1 "$OUT/attn.log")"
     else

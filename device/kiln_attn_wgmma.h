@@ -1,0 +1,362 @@
+// The wgmma family's FP8 attention forward (sm_90a): FlashAttention-3's FP8 recipe on warpgroup MMA.
+//
+//   CTA: BM = 128 query rows of one (sequence, query head), 3 warpgroups (384 threads):
+//     warpgroup 0 (producer, few registers): thread 0 issues the TMA loads (Q once; K and V tiles of BN keys), and
+//       the 4 warps transpose each V tile in shared memory (V is [key][d] in memory; fp8 wgmma reads B K-major only,
+//       so P V needs V^T = [d][key]) while the consumers compute.
+//     warpgroups 1, 2 (consumers): 64 query rows each, end to end:
+//       S = Q K^T       wgmma m64n{BN}k32, Q and K from shared memory (128- or 64-byte swizzle, as TMA wrote them)
+//       online softmax in base 2 on the accumulators (O rescaled only when a row's max moves), P = 256 * exp2(..)
+//       requantized to e4m3 in registers: the S accumulators of 32 keys become the 4 A registers of one k32 step
+//       O += P V^T      wgmma m64n{D}k32, P from registers, V^T from shared memory
+//     P V of tile j is left running while S of tile j + 1 is issued; the two consumers interleave on the tensor cores.
+//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in two.
+//
+// Fragments (PTX ISA, wgmma register fragments; per warp w of a consumer, rows 16w + g and 16w + g + 8, g = lane / 4,
+// q = lane % 4): accumulator d[4j + e] is row g + 8 * (e / 2), column 8j + 2q + e % 2; A (8-bit) a0: row g, k 4q..4q+3;
+// a1: row g + 8; a2: row g, k 16 + 4q..; a3: row g + 8, k 16 + 4q... As in the mma family (kiln_attn_mma.h), P's A
+// registers are packed straight from S's accumulators, so k position 4q + i of each 16-key half stands for key
+// (i / 2) * 8 + 2q + i % 2; the transposer writes V^T's key columns in that same order (ldmatrix.trans of 16-bit units
+// + byte permutes give exactly those 4-key words), so no register shuffles are needed.
+//
+// Shared memory tiles are rows of RB bytes (128: 128-byte swizzle, 64: 64-byte swizzle) in panels of RB bytes of the
+// row: Q and K [rows][D] in D / RB panels, V^T [D][BN] with RB = BN. A k32 step inside a panel moves the descriptor's
+// start address by 32 bytes.
+//
+// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), block 384, kiln::AttnWgmma<C>::SMEM_BYTES of dynamic shared
+// memory; kernel arguments (kiln_attn_params, kiln_attn_maps): the maps are 4-D {D, heads, rows, batch} tensor maps of
+// Q, K, V (varlen: batch extent 1 and rows = the total), box {RB bytes of D, 1, BM or BN rows, 1}, RB-byte swizzle.
+#ifndef KILN_ATTN_WGMMA_H
+#define KILN_ATTN_WGMMA_H
+
+#include "abi/kiln_abi.h"  // kiln_tma_desc
+#include "kiln_attn_mma.h" // fast_exp2, f32x4_to_e4m3x4, PackOut, ldmatrix_x4_trans
+#include "kiln_sm90.h"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
+#error "kiln_attn_wgmma.h needs sm_90a"
+#endif
+
+typedef struct kiln_attn_maps {
+    kiln_tma_desc q, k, v;
+} kiln_attn_maps;
+
+namespace kiln {
+namespace sm90 {
+// Box at (c0, c1, c2, c3) of a 4-D map into shared memory; completes its bytes on bar.
+KILN_DEVICE void tma_load_4d(void *dst, const kiln_tma_desc *map, uint64_t *bar, int c0, int c1, int c2, int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+        "[%2];\n" ::"r"(smem_addr(dst)),
+        "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+// Descriptor of a K-major tile of rows of RB bytes (128 or 64) in the RB-byte swizzle: 8-row groups 8 * RB bytes apart.
+template <int RB> KILN_DEVICE uint64_t desc_sw(uint32_t addr) {
+    static_assert(RB == 128 || RB == 64, "128- or 64-byte rows");
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)((8 * RB) >> 4) << 32) |
+           ((uint64_t)(RB == 128 ? 1 : 2) << 62);
+}
+// Byte offset of (row, byte c) in a tile of RB-byte rows with the RB-byte swizzle (16-byte chunks XOR the row bits).
+template <int RB> KILN_DEVICE int swz(int row, int c) {
+    const int lin = row * RB + c;
+    return lin ^ (((lin >> 7) & (RB / 16 - 1)) << 4);
+}
+}  // namespace sm90
+
+// wgmma m64nNk32 with fp8 operands: SS (A and B descriptors) and RS (A from 4 registers), f32 accumulators.
+template <int N, class TA, class TB> struct WgSS;
+template <int N, class TA, class TB> struct WgRS;
+#include "kiln_attn_wgmma_ops.h"
+
+// Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
+template <class C> struct AttnWgmma {
+    static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = 128, THREADS = 384;
+    static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels
+    static constexpr int PANELS = D / RB;
+    static constexpr int RBV = BN;                  // V^T rows
+    static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = D / 8;
+    using T8 = typename C::T8;
+    using TO = typename C::TO;
+    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D;
+    static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * KV_BYTES;
+    static constexpr int OFF_BAR = OFF_VR + 2 * KV_BYTES;
+    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
+    static constexpr int NBARS = 1 + 4 * ST + 2;
+    static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
+    static constexpr int CONSUMER_WARPS = 8;
+    static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
+    static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
+    static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
+
+    struct Bars {
+        uint64_t *base;
+        KILN_DEVICE uint64_t *q() const { return base; }
+        KILN_DEVICE uint64_t *kfull(int s) const { return base + 1 + s; }
+        KILN_DEVICE uint64_t *kempty(int s) const { return base + 1 + ST + s; }
+        KILN_DEVICE uint64_t *vtfull(int s) const { return base + 1 + 2 * ST + s; }
+        KILN_DEVICE uint64_t *vtempty(int s) const { return base + 1 + 3 * ST + s; }
+        KILN_DEVICE uint64_t *vfull(int s) const { return base + 1 + 4 * ST + s; }
+    };
+
+    struct Seq {
+        int64_t q_first, k_first;
+        int len_q, len_k;
+    };
+    KILN_DEVICE static Seq seq_of(const kiln_attn_params &p, int b) {
+        if (!p.cu_seqlens_q) return Seq{0, 0, p.seqlen_q, p.seqlen_k};
+        const volatile int32_t *cq = p.cu_seqlens_q, *ck = p.cu_seqlens_k;
+        const int q0 = cq[b], k0 = ck[b];
+        return Seq{q0, k0, cq[b + 1] - q0, ck[b + 1] - k0};
+    }
+    KILN_DEVICE static float descale(const float *d, int64_t i) { return d ? *(const volatile float *)(d + i) : 1.f; }
+
+    // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
+    KILN_DEVICE static void load_rows(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int rows, int head,
+                                      int r0, int b) {
+#pragma unroll
+        for (int pnl = 0; pnl < PANELS; ++pnl) sm90::tma_load_4d(dst + pnl * rows * RB, map, bar, pnl * RB, head, r0, b);
+    }
+
+    // One V tile [BN][D] (raw, RB-swizzled panels) -> V^T [D][BN] (RBV-swizzled), keys in P's order (header). Each warp
+    // takes 32-key x 16-column blocks: ldmatrix.x4.trans (keys 0-7, 8-15, 16-23, 24-31 of the step) + 4 byte permutes
+    // give the 4-key words of columns 16t + 2g and 16t + 2g + 1.
+    KILN_DEVICE static void transpose(const uint8_t *vr, uint8_t *vt, int warp, int lane) {
+        const int g = lane >> 2, q = lane & 3;
+        constexpr int JOBS = PSTEPS * (D / 16);
+#pragma unroll 4
+        for (int job = warp; job < JOBS; job += 4) {
+            const int kk = job / (D / 16), t = job % (D / 16);
+            const int key = 32 * kk + lane, c = 16 * t;
+            uint32_t r[4];
+            ldmatrix_x4_trans(r, vr + (c / RB) * BN * RB + sm90::swz<RB>(key, c % RB));
+            const uint32_t be0 = __byte_perm(r[0], r[1], 0x6420), bo0 = __byte_perm(r[0], r[1], 0x7531);
+            const uint32_t be1 = __byte_perm(r[2], r[3], 0x6420), bo1 = __byte_perm(r[2], r[3], 0x7531);
+            const int d0 = c + 2 * g, kb = 32 * kk + 4 * q;
+            const uint32_t base = smem_addr(vt);
+            sm90::sts_u32(base + sm90::swz<RBV>(d0, kb), be0);
+            sm90::sts_u32(base + sm90::swz<RBV>(d0, kb + 16), be1);
+            sm90::sts_u32(base + sm90::swz<RBV>(d0 + 1, kb), bo0);
+            sm90::sts_u32(base + sm90::swz<RBV>(d0 + 1, kb + 16), bo1);
+        }
+    }
+
+    KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_maps &maps, uint8_t *smem) {
+        const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
+        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
+        const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
+        const bool varlen = p.cu_seqlens_q != nullptr;
+        const Seq sq = seq_of(p, b);
+        if (m0 >= sq.len_q) return;  // the whole CTA: before any barrier
+        const int kvh = h / (p.heads_q / p.heads_kv);
+        const int off = sq.len_k - sq.len_q;
+        const int n_end = p.causal ? min(sq.len_k, m0 + BM + off) : sq.len_k;
+        const int n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
+        const int qrow0 = varlen ? (int)sq.q_first + m0 : m0, krow0 = varlen ? (int)sq.k_first : 0;
+        const int bc = varlen ? 0 : b;  // the maps' batch coordinate
+
+        Bars bars{reinterpret_cast<uint64_t *>(smem + OFF_BAR)};
+        if (tid == 0) {
+            sm90::mbar_init(bars.q(), 1);
+            for (int s = 0; s < ST; ++s) {
+                sm90::mbar_init(bars.kfull(s), 1);
+                sm90::mbar_init(bars.kempty(s), CONSUMER_WARPS);
+                sm90::mbar_init(bars.vtfull(s), 1);
+                sm90::mbar_init(bars.vtempty(s), CONSUMER_WARPS);
+            }
+            sm90::mbar_init(bars.vfull(0), 1);
+            sm90::mbar_init(bars.vfull(1), 1);
+            sm90::mbar_init_fence();
+        }
+        barrier();
+
+        if (wg == 0) {
+            sm90::regs_dealloc<56>();
+            if (tid == 0) {
+                sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
+                sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
+                load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
+                if (n_tiles > 0) {
+                    sm90::mbar_arrive_expect_tx(bars.kfull(0), KV_BYTES);
+                    load_rows(smem + OFF_K, &maps.k, bars.kfull(0), BN, kvh, krow0, bc);
+                    sm90::mbar_arrive_expect_tx(bars.vfull(0), KV_BYTES);
+                    load_rows(smem + OFF_VR, &maps.v, bars.vfull(0), BN, kvh, krow0, bc);
+                }
+            }
+            for (int j = 0; j < n_tiles; ++j) {
+                if (tid == 0 && j + 1 < n_tiles) {
+                    const int s1 = (j + 1) % ST;
+                    if (j + 1 >= ST) sm90::mbar_wait(bars.kempty(s1), (((j + 1) / ST) - 1) & 1);
+                    sm90::mbar_arrive_expect_tx(bars.kfull(s1), KV_BYTES);
+                    load_rows(smem + OFF_K + s1 * KV_BYTES, &maps.k, bars.kfull(s1), BN, kvh, krow0 + (j + 1) * BN, bc);
+                    // raw V buffer (j + 1) & 1 was last read by the transpose of tile j - 1 (the barrier below)
+                    sm90::mbar_arrive_expect_tx(bars.vfull((j + 1) & 1), KV_BYTES);
+                    load_rows(smem + OFF_VR + ((j + 1) & 1) * KV_BYTES, &maps.v, bars.vfull((j + 1) & 1), BN, kvh,
+                              krow0 + (j + 1) * BN, bc);
+                }
+                const int s = j % ST;
+                sm90::mbar_wait(bars.vfull(j & 1), (j >> 1) & 1);
+                if (j >= ST) sm90::mbar_wait(bars.vtempty(s), ((j / ST) - 1) & 1);
+                transpose(smem + OFF_VR + (j & 1) * KV_BYTES, smem + OFF_VT + s * KV_BYTES, warp, lane);
+                sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
+                sm90::named_barrier(1, 128);
+                if (tid == 0) sm90::mbar_arrive(bars.vtfull(s));
+            }
+            return;
+        }
+
+        sm90::regs_alloc<224>();
+        consume(p, smem, bars, wg - 1, warp, lane, m0, n_tiles, off, sq.len_k);
+    }
+
+    KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
+                                    int lane, int m0, int n_tiles, int off, int len_k) {
+        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
+        const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
+        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        const int g = lane >> 2, q4 = lane & 3;
+        const int wr0 = m0 + 64 * cw + 16 * warp;  // this warp's first row in the sequence
+        int lim[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) lim[hh] = p.causal ? min(len_k, wr0 + g + 8 * hh + off + 1) : len_k;
+        const int wg_last_row = m0 + 64 * cw + 63;
+
+        float o[D / 2], s[BN / 2], mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+        uint32_t pa[PSTEPS][4];
+#pragma unroll
+        for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+#pragma unroll
+        for (int i = 0; i < PSTEPS; ++i) pa[i][0] = pa[i][1] = pa[i][2] = pa[i][3] = 0u;
+        const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
+        sm90::mbar_wait(bars.q(), 0);
+
+        for (int j = 0; j < n_tiles; ++j) {
+            const int st = j % ST;
+            const uint32_t ph = (j / ST) & 1;
+            sm90::mbar_wait(bars.kfull(st), ph);
+            const uint32_t k_base = smem_addr(smem + OFF_K + st * KV_BYTES);
+            sm90::wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < KSTEPS; ++ks) {
+                const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
+                WgSS<BN, T8, T8>::run(s, sm90::desc_sw<RB>(q_base + pnl * BM * RB + cb),
+                                      sm90::desc_sw<RB>(k_base + pnl * BN * RB + cb), ks > 0);
+            }
+            sm90::wgmma_commit();
+            sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
+            sm90::fence_regs(s);
+            sm90::fence_regs(o);
+#pragma unroll
+            for (int i = 0; i < PSTEPS; ++i)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) sm90::fence_reg(pa[i][e]);
+            if (lane == 0) {
+                sm90::mbar_arrive(bars.kempty(st));
+                if (j > 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
+            }
+
+            const int n0 = j * BN;
+            const bool mask = n0 + BN > len_k || (p.causal && n0 + BN - 1 > wr0 + off);
+            if (mask) {
+#pragma unroll
+                for (int jb = 0; jb < NB; ++jb)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (n0 + jb * 8 + 2 * q4 + (e & 1) >= lim[e >> 1]) s[4 * jb + e] = -INFINITY;
+            }
+            float shift[2];
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                float mx = mrow[hh];
+#pragma unroll
+                for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(s[4 * jb + 2 * hh], s[4 * jb + 2 * hh + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                if (mx != mrow[hh]) {
+                    const float corr = fast_exp2((mrow[hh] - mx) * sl2);
+                    lrow[hh] *= corr;
+#pragma unroll
+                    for (int t = 0; t < DB; ++t) o[4 * t + 2 * hh] *= corr, o[4 * t + 2 * hh + 1] *= corr;
+                    mrow[hh] = mx;
+                }
+                shift[hh] = mx == -INFINITY ? 0.f : mx * sl2 - 8.f;
+            }
+            float rs[2] = {0.f, 0.f};
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) {
+                s[i] = fast_exp2(fmaf(s[i], sl2, -shift[(i >> 1) & 1]));
+                rs[(i >> 1) & 1] += s[i];
+            }
+            lrow[0] += rs[0];
+            lrow[1] += rs[1];
+#pragma unroll
+            for (int kk = 0; kk < PSTEPS; ++kk) {
+                const float *c = s + 16 * kk;
+                pa[kk][0] = f32x4_to_e4m3x4(c[0], c[1], c[4], c[5]);
+                pa[kk][1] = f32x4_to_e4m3x4(c[2], c[3], c[6], c[7]);
+                pa[kk][2] = f32x4_to_e4m3x4(c[8], c[9], c[12], c[13]);
+                pa[kk][3] = f32x4_to_e4m3x4(c[10], c[11], c[14], c[15]);
+            }
+
+            sm90::mbar_wait(bars.vtfull(st), ph);
+            const uint32_t vt_base = smem_addr(smem + OFF_VT + st * KV_BYTES);
+            sm90::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < PSTEPS; ++kk)
+                WgRS<D, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), 1);
+            sm90::wgmma_commit();
+        }
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty((n_tiles - 1) % ST));
+        (void)wg_last_row;
+        epilogue(p, o, mrow, lrow, wr0);
+    }
+
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[D / 2], const float (&mrow)[2],
+                                     float (&lrow)[2], int wr0) {
+        const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
+        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
+        const Seq sq = seq_of(p, b);
+        const bool varlen = p.cu_seqlens_q != nullptr;
+        const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
+        const float vd = descale(p.v_descale, di);
+        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        TO *go = (TO *)p.o + (varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float l = lrow[hh];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const int row = wr0 + g + 8 * hh;
+            if (row >= sq.len_q) continue;
+            const float inv = l > 0.f ? vd / l : 0.f;
+            TO *orow = go + row * p.o_stride_s + 2 * q4;
+#pragma unroll
+            for (int t = 0; t < DB; ++t)
+                *reinterpret_cast<uint32_t *>(orow + 8 * t) =
+                    PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
+            if (p.lse && q4 == 0) {
+                float *lse = p.lse + (varlen ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
+                *lse = l > 0.f ? (mrow[hh] * sl2 - 8.f + log2f(l)) * 0.6931471805599453f : -INFINITY;
+            }
+        }
+    }
+};
+
+template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const kiln_attn_maps &maps) {
+    extern __shared__ __align__(128) uint8_t kiln_lds[];
+    // The swizzled tiles need a 1024-byte aligned base.
+    uint8_t *base = kiln_lds + ((1024 - (smem_addr(kiln_lds) & 1023)) & 1023);
+    AttnWgmma<C>::run(p, maps, base);
+}
+
+}  // namespace kiln
+
+#define KILN_ATTN_WGMMA_KERNEL(NAME, CFG)                                                                             \
+    KILN_KERNEL void __launch_bounds__(384, 1)                                                                        \
+        NAME(const kiln_attn_params p, const __grid_constant__ kiln_attn_maps maps) {                                 \
+        kiln::attn_wgmma<CFG>(p, maps);                                                                               \
+    }
+
+#endif  // KILN_ATTN_WGMMA_H
