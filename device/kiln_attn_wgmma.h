@@ -24,22 +24,18 @@
 // start address by 32 bytes.
 //
 // Launch: grid (ceil(seqlen_q / 128), heads_q, batch), block 384, kiln::AttnWgmma<C>::SMEM_BYTES of dynamic shared
-// memory; kernel arguments (kiln_attn_params, kiln_attn_maps): the maps are 4-D {D, heads, rows, batch} tensor maps of
-// Q, K, V (varlen: batch extent 1 and rows = the total), box {RB bytes of D, 1, BM or BN rows, 1}, RB-byte swizzle.
+// memory; the argument kiln_attn_tma_params (kiln_attn_abi.h): 4-D {D, heads, rows, batch} tensor maps of Q, K, V
+// (varlen: batch extent 1 and rows = the total), box {RB bytes of D, 1, BM or BN rows, 1}, RB-byte swizzle.
 #ifndef KILN_ATTN_WGMMA_H
 #define KILN_ATTN_WGMMA_H
 
-#include "abi/kiln_abi.h"  // kiln_tma_desc
+#include "abi/kiln_attn_abi.h"  // kiln_attn_tma_params
 #include "kiln_attn_mma.h" // fast_exp2, f32x4_to_e4m3x4, PackOut, ldmatrix_x4_trans
 #include "kiln_sm90.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
 #error "kiln_attn_wgmma.h needs sm_90a"
 #endif
-
-typedef struct kiln_attn_maps {
-    kiln_tma_desc q, k, v;
-} kiln_attn_maps;
 
 namespace kiln {
 namespace sm90 {
@@ -141,7 +137,7 @@ template <class C> struct AttnWgmma {
         }
     }
 
-    KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_maps &maps, uint8_t *smem) {
+    KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem) {
         const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
         const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
@@ -344,7 +340,7 @@ template <class C> struct AttnWgmma {
     }
 };
 
-template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const kiln_attn_maps &maps) {
+template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const kiln_attn_tma_params &maps) {
     extern __shared__ __align__(128) uint8_t kiln_lds[];
     // The swizzled tiles need a 1024-byte aligned base.
     uint8_t *base = kiln_lds + ((1024 - (smem_addr(kiln_lds) & 1023)) & 1023);
@@ -354,9 +350,8 @@ template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const 
 }  // namespace kiln
 
 #define KILN_ATTN_WGMMA_KERNEL(NAME, CFG)                                                                             \
-    KILN_KERNEL void __launch_bounds__(384, 1)                                                                        \
-        NAME(const kiln_attn_params p, const __grid_constant__ kiln_attn_maps maps) {                                 \
-        kiln::attn_wgmma<CFG>(p, maps);                                                                               \
+    KILN_KERNEL void __launch_bounds__(384, 1) NAME(const __grid_constant__ kiln_attn_tma_params P) {                \
+        kiln::attn_wgmma<CFG>(P.p, P);                                                                                \
     }
 
 #endif  // KILN_ATTN_WGMMA_H

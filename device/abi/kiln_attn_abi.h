@@ -19,7 +19,9 @@
 
 #include <stdint.h>
 
-#define KILN_ATTN_ABI_VERSION 1
+#include "kiln_abi.h" /* kiln_tma_desc */
+
+#define KILN_ATTN_ABI_VERSION 2
 
 typedef struct kiln_attn_params {
     const void *q;                /* fp8 queries */
@@ -50,5 +52,14 @@ typedef struct kiln_attn_params {
     int32_t causal;               /* 0 or 1 */
     int32_t o_dtype;              /* kiln_dtype of o: KILN_DTYPE_F16 (1) or KILN_DTYPE_BF16 (2) */
 } kiln_attn_params;
+
+/* The argument of the wgmma family (sm_90a, device/kiln_attn_wgmma.h): tensor maps of Q, K and V, encoded by the
+ * runtime, before the params. Each map is 4-D {head_dim, heads, seqlen, batch} over the fp8 bytes (strides: head,
+ * sequence, batch), box {min(head_dim, 128) bytes, 1, rows, 1} with the swizzle of the box's row bytes (128 or 64);
+ * rows = the kernel's BM for Q, BN for K and V. Fixed lengths only (varlen batches run on the mma family). */
+typedef struct kiln_attn_tma_params {
+    kiln_tma_desc q, k, v;
+    kiln_attn_params p;
+} kiln_attn_tma_params;
 
 #endif /* KILN_ATTN_ABI_H */

@@ -1,7 +1,8 @@
 """Attention forward kernels: the frozen AttnSolution whose name is its identity, its inverse (decode), one record per
 family (header, template, threads, LDS, rules, expected instructions) and the parameter catalogue.
 
-The kernels are the hand-written device headers device/kiln_attn_mma.h (NVIDIA mma.sync fp8), device/kiln_attn_mfma.h
+The kernels are the hand-written device headers device/kiln_attn_wgmma.h (sm_90a: TMA, warp-specialized, wgmma fp8),
+device/kiln_attn_mma.h (NVIDIA mma.sync fp8), device/kiln_attn_mfma.h
 (gfx942 fp8 MFMA) and device/kiln_attn_wmma.h (RDNA: fp8 WMMA on gfx1201, f16 WMMA on widened fp8 on gfx1151); a
 generated translation unit instantiates one Config of one of them. Every rule here restates a static_assert of its
 header, so a solution that passes them meets the header's; the generated unit static_asserts the shared memory and
@@ -38,7 +39,8 @@ PARAMS = (
     AttnParam("bm", "BM", None, "query rows per workgroup"),
     AttnParam("bn", "BN", None, "keys per K/V tile"),
     AttnParam("warps", "W", None, "mma: warps per CTA; each owns 16 query rows (bm = 16 * warps)"),
-    AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS)"),
+    AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS); wgmma: "
+                                "stages of the K and V^T rings (2..4)"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -123,6 +125,36 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
 
 
+WGMMA_THREADS = 384  # kiln_attn_wgmma.h: a producer warpgroup and two consumer warpgroups of 64 query rows
+WGMMA_BM = 128
+WGMMA_REGS = 168     # accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8)
+
+
+def _wgmma_lds(s: "AttnSolution") -> int:
+    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K and V^T rings (stages x BN x D each), two raw V tiles, the
+    mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the swizzle."""
+    tile = s.bn * s.head_dim
+    return s.bm * s.head_dim + 2 * s.stages * tile + 2 * tile + 8 * (1 + 4 * s.stages + 2) + 1024
+
+
+def _wgmma_rules(s: "AttnSolution") -> list:
+    out = []
+    if s.bm != WGMMA_BM:
+        out.append(("bm", f"{s.bm} must be {WGMMA_BM} (two consumer warpgroups of 64 query rows)"))
+    if s.bn not in (64, 128):
+        out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
+    elif s.head_dim // 2 + s.bn // 2 + s.bn // 8 > WGMMA_REGS:
+        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} holds {s.head_dim // 2 + s.bn // 2 + s.bn // 8} "
+                          f"accumulator registers a thread; at most {WGMMA_REGS} fit (use bn 64)"))
+    if not 2 <= s.stages <= 4:
+        out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
+    return out
+
+
+def _wgmma_constants(s: "AttnSolution") -> tuple:
+    return (("D", s.head_dim), ("BN", s.bn), ("STAGES", s.stages))
+
+
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
 assert set(_MFMA_FP8) == {t for t in DType if DTYPE_INFO[t].fp8 == ARCH_INFO[Arch.GFX942].fp8_formats}
 
@@ -171,6 +203,9 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 
 FAMILIES = {
+    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages",),
+                             threads=lambda s: WGMMA_THREADS, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
+                             constants=_wgmma_constants, matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
                            threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,
                            constants=_mma_constants, matrix_ops=lambda s: frozenset()),
@@ -184,10 +219,10 @@ FAMILIES = {
 assert all(spec.family is family for family, spec in FAMILIES.items())
 assert all(p in PARAM for spec in FAMILIES.values() for p in spec.params)
 
-# The archs with attention kernels and their family (the one each header compiles for).
-ARCH_FAMILY = {Arch.SM90: Family.MMA, Arch.SM89: Family.MMA, Arch.GFX942: Family.MFMA, Arch.GFX1151: Family.WMMA,
-               Arch.GFX1201: Family.WMMA}
-assert all(f in ARCH_INFO[a].families for a, f in ARCH_FAMILY.items())
+# The archs with attention kernels and their families (the ones each header compiles for).
+ARCH_FAMILY = {Arch.SM90: (Family.WGMMA, Family.MMA), Arch.SM89: (Family.MMA,), Arch.GFX942: (Family.MFMA,),
+               Arch.GFX1151: (Family.WMMA,), Arch.GFX1201: (Family.WMMA,)}
+assert all(f in ARCH_INFO[a].families for a, fs in ARCH_FAMILY.items() for f in fs)
 
 
 def qkv_types(arch: Arch) -> tuple:
@@ -231,13 +266,14 @@ class AttnSolution:
     def problems(self) -> list:
         """[(field, why)]: what the arch and the family's header refuse (empty for a buildable solution)."""
         out = []
-        family = ARCH_FAMILY.get(self.arch)
-        if family is None:
+        families = ARCH_FAMILY.get(self.arch)
+        if families is None:
             out.append(("arch", f"{self.arch.value} has no attention kernels (archs: "
                                 f"{', '.join(a.value for a in ARCH_FAMILY)})"))
             return out
-        if self.family is not family:
-            out.append(("family", f"{self.arch.value}'s attention family is {family.value}, not {self.family.value}"))
+        if self.family not in families:
+            out.append(("family", f"{self.arch.value}'s attention families are {', '.join(f.value for f in families)}, "
+                                  f"not {self.family.value}"))
             return out
         if self.qkv not in qkv_types(self.arch):
             out.append(("qkv", f"{self.qkv.value} is not an fp8 type {self.arch.value} reads; use "

@@ -106,8 +106,9 @@ def _parse(r: Reader, doc) -> AttnFile:
         r.fail(arch_node, "arch", f"{arch.value} in a file under solutions/{folder[1]}/")
     family_node = top["family"][1]
     family = r.enum(family_node, "family", Family, "family")
-    if family is not ARCH_FAMILY[arch]:
-        r.fail(family_node, "family", f"{arch.value}'s attention kernels are of the {ARCH_FAMILY[arch].value} "
+    if family not in ARCH_FAMILY[arch]:
+        r.fail(family_node, "family", f"{arch.value}'s attention kernels are of the "
+                                      f"{' or '.join(f.value for f in ARCH_FAMILY[arch])} "
                                       f"family, not {family.value}")
     qkv, outputs = _problem(r, top["problem"][1], arch)
 

@@ -44,12 +44,13 @@ typedef struct kiln_backend {
     kiln_status (*zero_2d)(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height, void *stream);
     /* The driver's text for the last failure of this device state ("" when none). */
     const char *(*last_error)(void *dev);
-    /* Optional (NULL: the backend runs no TMA-fed family). Encodes a 3-D tiled tensor map over elements of elem_bytes
-     * (1, 2 or 4) at base: dims {contiguous extent, rows, batch}, the byte strides of rows and batch, a box of
-     * box[0] x box[1] x box[2] elements, a swizzle of swizzle_bytes (64 or 128), 256-byte L2 promotion, zeros out of
-     * bounds. */
-    kiln_status (*tma_encode)(void *dev, kiln_tma_desc *out, int elem_bytes, int swizzle_bytes, const void *base,
-                              const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3]);
+    /* Optional (NULL: the backend runs no TMA-fed family). Encodes a tiled tensor map of rank 3 or 4 over elements of
+     * elem_bytes (1, 2 or 4) at base: dims[rank] from the contiguous extent out (GEMM: {extent, rows, batch};
+     * attention: {head_dim, heads, seqlen, batch}), the byte strides of dims 1..rank-1, a box of box[0] x ... elements,
+     * a swizzle of swizzle_bytes (64 or 128), 256-byte L2 promotion, zeros out of bounds. */
+    kiln_status (*tma_encode)(void *dev, kiln_tma_desc *out, int rank, int elem_bytes, int swizzle_bytes,
+                              const void *base, const uint64_t *dims, const uint64_t *strides_bytes,
+                              const uint32_t *box);
 } kiln_backend;
 
 /* The largest kernel argument a backend passes (kiln_tma_params is the largest). */

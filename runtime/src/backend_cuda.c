@@ -329,18 +329,20 @@ static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], 
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuLaunchKernel", rc);
 }
 
-static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, int swizzle_bytes, const void *base,
-                                   const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
+static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int rank, int elem_bytes, int swizzle_bytes,
+                                   const void *base, const uint64_t *dims, const uint64_t *strides_bytes,
+                                   const uint32_t *box)
 {
     cuda_device *d = dev;
-    static const uint32_t element_strides[3] = {1, 1, 1};
+    static const uint32_t element_strides[4] = {1, 1, 1, 1};
     if (!d->api.tensor_map_encode_tiled) {
         pthread_mutex_lock(&d->error_lock);
         snprintf(d->error, sizeof d->error, "the driver has no cuTensorMapEncodeTiled");
         pthread_mutex_unlock(&d->error_lock);
         return KILN_STATUS_DRIVER_ERROR;
     }
-    if ((elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) || (swizzle_bytes != 64 && swizzle_bytes != 128))
+    if ((elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) || (swizzle_bytes != 64 && swizzle_bytes != 128) ||
+        (rank != 3 && rank != 4))
         return KILN_STATUS_INTERNAL_ERROR;
     int type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
@@ -351,7 +353,7 @@ static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes
         return st;
     void *address = (void *)(uintptr_t)base; /* the driver's prototype takes a non-const pointer; it only stores it */
     CUresult rc = d->api.tensor_map_encode_tiled(
-        out, type, 3, address, dims, strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        out, type, (uint32_t)rank, address, dims, strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
         swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     cuda_leave(d, pushed);

@@ -227,8 +227,8 @@ static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const ki
     const void *base[3] = {a->a, a->b, a->d};
     kiln_status st = KILN_STATUS_SUCCESS;
     for (int i = 0; i < 2 + (P->d_tma > 0) && st == KILN_STATUS_SUCCESS; i++)
-        st = h->backend->tma_encode(h->dev, out[i], maps[i].elem_bytes, maps[i].swizzle_bytes, base[i], maps[i].dims,
-                                    maps[i].strides, maps[i].box);
+        st = h->backend->tma_encode(h->dev, out[i], 3, maps[i].elem_bytes, maps[i].swizzle_bytes, base[i],
+                                    maps[i].dims, maps[i].strides, maps[i].box);
     if (st != KILN_STATUS_SUCCESS)
         kiln_fail(st, "encoding a tensor map: %s", h->backend->last_error(h->dev));
     return st;

@@ -27,10 +27,10 @@ typedef struct fake_zero {
 } fake_zero;
 
 typedef struct fake_encode {
-    int elem_bytes, swizzle_bytes;
+    int rank, elem_bytes, swizzle_bytes;
     const void *base;
-    uint64_t dims[3], strides[2];
-    uint32_t box[3];
+    uint64_t dims[4], strides[3];
+    uint32_t box[4];
 } fake_encode;
 
 static struct {
@@ -130,18 +130,20 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
 }
 
 /* Records the request and writes a recognizable map: its first word is the base address, its second elem_bytes. */
-static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int elem_bytes, int swizzle_bytes, const void *base,
-                                   const uint64_t dims[3], const uint64_t strides_bytes[2], const uint32_t box[3])
+static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int rank, int elem_bytes, int swizzle_bytes,
+                                   const void *base, const uint64_t *dims, const uint64_t *strides_bytes,
+                                   const uint32_t *box)
 {
     (void)dev;
     if (fake.encodes < 3) {
         fake_encode *e = &fake.encode[fake.encodes];
+        e->rank = rank;
         e->elem_bytes = elem_bytes;
         e->swizzle_bytes = swizzle_bytes;
         e->base = base;
-        memcpy(e->dims, dims, sizeof e->dims);
-        memcpy(e->strides, strides_bytes, sizeof e->strides);
-        memcpy(e->box, box, sizeof e->box);
+        memcpy(e->dims, dims, (size_t)rank * sizeof *dims);
+        memcpy(e->strides, strides_bytes, (size_t)(rank - 1) * sizeof *strides_bytes);
+        memcpy(e->box, box, (size_t)rank * sizeof *box);
     }
     if (++fake.encodes == fake.fail_encode)
         return KILN_STATUS_DRIVER_ERROR;

@@ -51,20 +51,39 @@ def query(lib, h, p, k=8):
     return Status(st), names, (lib.kiln_last_error(h) or b"").decode()
 
 
-@pytest.mark.parametrize("arch,qkv,family", [("sm90", DType.E4M3, "MMA"), ("sm89", DType.E4M3, "MMA"),
-                                             ("gfx942", DType.E4M3FNUZ, "MFMA"), ("gfx1201", DType.E4M3, "WMMA"),
-                                             ("gfx1151", DType.E4M3, "WMMA")])
+@pytest.mark.parametrize("arch,qkv,families", [("sm90", DType.E4M3, ("WGMMA", "MMA")), ("sm89", DType.E4M3, ("MMA",)),
+                                               ("gfx942", DType.E4M3FNUZ, ("MFMA",)), ("gfx1201", DType.E4M3, ("WMMA",)),
+                                               ("gfx1151", DType.E4M3, ("WMMA",))])
 @pytest.mark.parametrize("d", [64, 128, 256])
-def test_arch_selects_its_attention_kernels(lib, arch, qkv, family, d):
+def test_arch_selects_its_attention_kernels(lib, arch, qkv, families, d):
+    """Every candidate is of one of the arch's families, the first family's kernel first (sm90: wgmma)."""
     try:
         h = on_arch(arch)
         st, names, text = query(lib, h, problem(lib, qkv=qkv, d=d))
         assert st == Status.SUCCESS, text
-        assert names and all(n.startswith("Attn_") and f"_D{d}_" in n and n.endswith(f"_{family}_{arch.upper()}")
-                             for n in names), names
+        assert names and all(n.startswith("Attn_") and f"_D{d}_" in n and
+                             any(n.endswith(f"_{f}_{arch.upper()}") for f in families) for n in names), names
+        assert names[0].endswith(f"_{families[0]}_{arch.upper()}"), names
         buf = ctypes.create_string_buffer(1 << 14)
         assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, qkv=qkv, d=d)), buf, len(buf)) == 0
         assert "winner: [" in buf.value.decode() and names[0] in buf.value.decode()
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_sm90_varlen_runs_on_the_mma_family(lib, d):
+    """The wgmma kernels' tensor maps need fixed lengths: a varlen problem gets the mma family only, and explain says
+    why the wgmma kernels were passed over."""
+    try:
+        h = on_arch("sm90")
+        p = problem(lib, d=d, varlen=1)
+        st, names, text = query(lib, h, p)
+        assert st == Status.SUCCESS, text
+        assert names and all(n.endswith("_MMA_SM90") for n in names), names
+        buf = ctypes.create_string_buffer(1 << 14)
+        assert lib.kiln_attn_explain(h, ctypes.byref(p), buf, len(buf)) == 0
+        assert "varlen batches run on the mma family" in buf.value.decode()
     finally:
         kiln.close()
 

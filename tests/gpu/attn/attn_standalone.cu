@@ -85,7 +85,7 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_e4m3_bf16, WD256)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e5m2_bf16, WD128E5)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e4m3_f16, WD128F16)
 #else
-struct kiln_attn_maps {};
+struct kiln_attn_tma_params {};
 #endif
 
 struct Kernel {
@@ -93,7 +93,7 @@ struct Kernel {
     void (*fn)(kiln_attn_params);
     int d, bm, bn, warps, smem;
     bool e5m2, f16;
-    void (*wfn)(kiln_attn_params, kiln_attn_maps);  // the wgmma family: launched with tensor maps
+    void (*wfn)(kiln_attn_tma_params);  // the wgmma family: launched with tensor maps
     const void *entry() const { return wfn ? (const void *)wfn : (const void *)fn; }
 };
 template <class C> Kernel make_kernel(const char *name, void (*fn)(kiln_attn_params)) {
@@ -102,7 +102,7 @@ template <class C> Kernel make_kernel(const char *name, void (*fn)(kiln_attn_par
 }
 #define KERNEL(NAME, CFG) make_kernel<CFG>(#NAME, NAME)
 #ifndef KILN_ATTN_NO_WGMMA
-template <class C> Kernel make_wkernel(const char *name, void (*fn)(kiln_attn_params, kiln_attn_maps)) {
+template <class C> Kernel make_wkernel(const char *name, void (*fn)(kiln_attn_tma_params)) {
     using K = kiln::AttnWgmma<C>;
     return {name, nullptr, C::D, K::BM, C::BN, K::THREADS / 32, K::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, fn};
@@ -319,11 +319,12 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         const int D = P.kern->d, rb = D >= 128 ? 128 : 64;
         const int B = P.varlen ? 1 : P.c.B;
         const int64_t rq = P.varlen ? P.rows_q : P.c.Sq, rk = P.varlen ? P.rows_k : P.c.Sk;
-        kiln_attn_maps maps;
+        kiln_attn_tma_params maps;
+        maps.p = p;
         maps.q = encode_map(P.dq, D, P.c.Hq, rq, B, P.qs, rb, P.kern->bm);
         maps.k = encode_map(P.dk, D, P.c.Hkv, rk, B, P.ks, rb, P.kern->bn);
         maps.v = encode_map(P.dv, D, P.c.Hkv, rk, B, P.vs, rb, P.kern->bn);
-        P.kern->wfn<<<grid, 32 * P.kern->warps, P.kern->smem, s>>>(p, maps);
+        P.kern->wfn<<<grid, 32 * P.kern->warps, P.kern->smem, s>>>(maps);
 #endif
     } else {
         P.kern->fn<<<grid, 32 * P.kern->warps, P.kern->smem, s>>>(p);
