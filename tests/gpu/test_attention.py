@@ -59,8 +59,10 @@ def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, 
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen), f"{what}: lse finite where the reference is not (or back)"
     if seen.any():
-        lerr = (lse.double()[seen] - ref_lse[seen]).abs().max().item()
-        assert lerr <= 1e-2, f"{what}: lse max error {lerr:.3e}"
+        # 1e-2 absolute, plus 2e-3 of the value: the wgmma family sums fp8 products with fewer than fp32's mantissa
+        # bits, which shows when the scores are in the thousands (fp8 values near their maximum without descales).
+        lerr = ((lse.double()[seen] - ref_lse[seen]).abs() / (1 + 0.2 * ref_lse[seen].abs())).max().item()
+        assert lerr <= 1e-2, f"{what}: lse error {lerr:.3e} (absolute, of 1 + 0.2 |lse|)"
     return err
 
 
