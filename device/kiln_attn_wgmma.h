@@ -111,7 +111,8 @@ template <class C> struct AttnWgmma {
     KILN_DEVICE static void load_rows(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int rows, int head,
                                       int r0, int b) {
 #pragma unroll
-        for (int pnl = 0; pnl < PANELS; ++pnl) sm90::tma_load_4d(dst + pnl * rows * RB, map, bar, pnl * RB, head, r0, b);
+        for (int pnl = 0; pnl < PANELS; ++pnl)
+            sm90::tma_load_4d(dst + pnl * rows * RB, map, bar, pnl * RB, head, r0, b);
     }
 
     // One V tile [BN][D] (raw, RB-swizzled panels) -> V^T [D][BN] (RBV-swizzled), keys in P's order (header). Each warp

@@ -16,7 +16,8 @@ typedef struct fake_launch {
     size_t arg_bytes;        /* the argument's size: sizeof(kiln_gemm_params) or sizeof(kiln_tma_params) */
     kiln_gemm_params params; /* the argument, or the GEMM params inside a kiln_tma_params */
     kiln_tma_params tma;     /* the argument when it is a kiln_tma_params */
-    kiln_attn_params attn;   /* the argument when it is a kiln_attn_params */
+    kiln_attn_params attn;   /* the argument when it is a kiln_attn_params, or the params of a kiln_attn_tma_params */
+    kiln_attn_tma_params attn_tma; /* the argument when it is a kiln_attn_tma_params (attention, wgmma family) */
     void *stream;
 } fake_launch;
 
@@ -105,7 +106,7 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
     if (fake.fail_launch)
         return KILN_STATUS_DRIVER_ERROR;
     if (arg_bytes != sizeof(kiln_gemm_params) && arg_bytes != sizeof(kiln_tma_params) &&
-        arg_bytes != sizeof(kiln_attn_params))
+        arg_bytes != sizeof(kiln_attn_params) && arg_bytes != sizeof(kiln_attn_tma_params))
         fake.bad_arg_bytes++;
     if (fake.launches < 2) {
         fake_launch *l = &fake.last[fake.launches];
@@ -122,6 +123,9 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
             l->params = l->tma.p; /* so that checks of params read the same fields for every family */
         } else if (arg_bytes == sizeof(kiln_attn_params)) {
             memcpy(&l->attn, arg, sizeof l->attn);
+        } else if (arg_bytes == sizeof(kiln_attn_tma_params)) {
+            memcpy(&l->attn_tma, arg, sizeof l->attn_tma);
+            l->attn = l->attn_tma.p;
         }
         l->stream = stream;
     }

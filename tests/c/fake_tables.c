@@ -170,6 +170,8 @@ const kiln_code_object kiln_code_objects[] = {
     {"fake_attn_d64_SM90", IMAGE, sizeof IMAGE},
     {"fake_attn_d256_big_SM90", IMAGE, sizeof IMAGE},
     {"fake_attn_d128_GFX942", IMAGE, sizeof IMAGE},
+    {"fake_attn_f16_mma_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_f16_wgmma_SM90", IMAGE, sizeof IMAGE},
 };
 const int kiln_num_code_objects = COUNT(kiln_code_objects);
 
@@ -189,6 +191,10 @@ const kiln_attn_solution kiln_attn_solutions[] = {
         E4M3, BF16, 256, 128, 64, 256, 300000),
     [FAKE_ATTN_GFX942] = ATTN("fake_attn_d128_GFX942", 0xce935ba978d1b603ull, KILN_ARCH_GFX942, KILN_FAMILY_MFMA,
         KILN_DTYPE_E4M3FNUZ, BF16, 128, 128, 64, 256, 32768),
+    [FAKE_ATTN_MMA_F16] = ATTN("fake_attn_f16_mma_SM90", 0x8abed88326dfa8faull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
+        E4M3, F16, 128, 128, 64, 256, 40960),
+    [FAKE_ATTN_WGMMA_F16] = ATTN("fake_attn_f16_wgmma_SM90", 0xac932fe1f6a0b988ull, KILN_ARCH_SM90, KILN_FAMILY_WGMMA,
+        E4M3, F16, 128, 128, 64, 384, 115768),
 };
 const int kiln_num_attn_solutions = COUNT(kiln_attn_solutions);
 

@@ -205,6 +205,91 @@ static void test_run(kiln_handle h)
     fake.fail_launch = 0;
 }
 
+/* The wgmma family (e4m3 -> f16 entries): chosen over the mma kernel of the same tile, launched with
+ * kiln_attn_tma_params whose three 4-D maps are encoded from the problem; varlen, a backend without tensor maps and a
+ * failed encode each keep it from launching. */
+static void test_wgmma(kiln_handle h)
+{
+    static uint8_t q[64], k[64], v[64];
+    static uint16_t o[64];
+    static int32_t cu[4];
+    kiln_attn_args a = {.q = q, .k = k, .v = v, .o = o};
+    kiln_attn_problem p = attn(3, 8, 2, 1000, 777, 128);
+    p.o_type = F16;
+    kiln_algo algos[4];
+    int n = -1;
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_WGMMA_F16 && algos[1].solution_index == FAKE_ATTN_MMA_F16,
+          "wgmma first: n = %d, first %u", n, n > 0 ? algos[0].solution_index : 99u);
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    const fake_launch *l = &fake.last[0];
+    CHECK(fake.launches == 1 && fake.bad_arg_bytes == 0 && l->arg_bytes == sizeof(kiln_attn_tma_params) &&
+              strcmp(l->symbol, "fake_attn_f16_wgmma_SM90") == 0 && l->block == 384 && l->grid[0] == 8 &&
+              l->grid[1] == 8 && l->grid[2] == 3,
+          "launch %s (%zu bytes)", l->symbol, l->arg_bytes);
+    CHECK(l->attn.q == q && l->attn.o_dtype == KILN_DTYPE_F16 && l->attn.seqlen_k == 777, "params after the maps");
+    CHECK(fake.encodes == 3, "three maps (%d)", fake.encodes);
+    const uint64_t heads[3] = {8, 2, 2}, rows[3] = {1000, 777, 777};
+    const int64_t *st[3] = {&p.q_stride_b, &p.k_stride_b, &p.v_stride_b}; /* b, s, h in that order */
+    const void *base[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) {
+        const fake_encode *e = &fake.encode[i];
+        CHECK(e->rank == 4 && e->elem_bytes == 1 && e->swizzle_bytes == 128 && e->base == base[i], "map %d kind", i);
+        CHECK(e->dims[0] == 128 && e->dims[1] == heads[i] && e->dims[2] == rows[i] && e->dims[3] == 3, "map %d dims",
+              i);
+        CHECK(e->strides[0] == (uint64_t)st[i][2] && e->strides[1] == (uint64_t)st[i][1] &&
+                  e->strides[2] == (uint64_t)st[i][0],
+              "map %d strides %llu %llu %llu", i, (unsigned long long)e->strides[0],
+              (unsigned long long)e->strides[1], (unsigned long long)e->strides[2]);
+        CHECK(e->box[0] == 128 && e->box[1] == 1 && e->box[2] == (i == 0 ? 128u : 64u) && e->box[3] == 1, /* BM, BN */
+              "map %d box", i);
+    }
+    /* one sequence: the batch stride the map gets is the sequence's extent (never stepped over) */
+    kiln_attn_problem one = attn(1, 8, 2, 100, 0, 128);
+    one.o_type = F16;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &one, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.encodes == 3 && fake.encode[0].strides[2] == 100u * (uint64_t)one.q_stride_s &&
+              fake.encode[1].dims[2] == 1 && fake.encode[1].strides[2] == (uint64_t)one.k_stride_s,
+          "batch 1 / no keys: q batch stride %llu, k rows %llu", (unsigned long long)fake.encode[0].strides[2],
+          (unsigned long long)fake.encode[1].dims[2]);
+    /* varlen: the mma kernel only, and explain says why */
+    kiln_attn_problem vl = p;
+    vl.varlen = 1;
+    a.cu_seqlens_q = a.cu_seqlens_k = cu;
+    EXPECT_HAS(h, kiln_attn_query(h, &vl, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_MMA_F16, "varlen: n = %d", n);
+    char text[2048];
+    EXPECT_HAS(h, kiln_attn_explain(h, &vl, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(text, "fake_attn_f16_wgmma_SM90: rejected: varlen batches run on the mma family") != NULL,
+          "explain:\n%s", text);
+    /* the wgmma algo forced on a varlen problem: refused before any encode or launch */
+    fake_reset();
+    kiln_algo wg = algos[0];
+    EXPECT_HAS(h, kiln_attn_query(h, &p, &wg, 1, &n), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_run(h, &vl, &wg, &a, NULL), KILN_STATUS_INVALID_ALGO,
+               "algo fake_attn_f16_wgmma_SM90: varlen batches run on the mma family");
+    CHECK(fake.launches == 0 && fake.encodes == 0, "nothing encoded or launched");
+    a.cu_seqlens_q = a.cu_seqlens_k = NULL;
+    /* a failed encode: its status, nothing launched */
+    fake_reset();
+    fake.fail_encode = 2;
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_DRIVER_ERROR,
+               "encoding the k tensor map of fake_attn_f16_wgmma_SM90");
+    CHECK(fake.launches == 0, "no launch after a failed encode");
+    fake.fail_encode = 0;
+    /* a backend without tensor maps: the mma kernel */
+    kiln_handle nt = NULL;
+    CHECK(kiln_create_with_backend(&nt, &fake_backend_no_tma) == KILN_STATUS_SUCCESS, "no-tma device");
+    fake_reset();
+    EXPECT_HAS(nt, kiln_attn_run(nt, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, "fake_attn_f16_mma_SM90") == 0 &&
+              fake.last[0].arg_bytes == sizeof(kiln_attn_params),
+          "no tma: %s", fake.launches ? fake.last[0].symbol : "(none)");
+    kiln_destroy(nt);
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -213,6 +298,7 @@ int main(void)
     test_bad_problems(h);
     test_selection(h);
     test_run(h);
+    test_wgmma(h);
     kiln_destroy(h);
     return test_summary("test_attn");
 }

@@ -654,8 +654,10 @@ static std::vector<Case> cases() {
     v.push_back({"attn_d64_m128n64_e4m3_f16: 200x333", "attn_d64_m128n64_e4m3_f16", 2, 4, 2, 200, 333, false, {}, {}, 2});
     v.push_back({"attn_d64_m128n64_e4m3_f16: varlen causal", "attn_d64_m128n64_e4m3_f16", 3, 4, 1, 200, 200, true, {5, 200, 131}, {5, 200, 131}, 1});
 #ifndef KILN_ATTN_NO_WGMMA
-    v.push_back({"attn_wg_d128_n128_e5m2_bf16: 200x333 causal", "attn_wg_d128_n128_e5m2_bf16", 2, 4, 2, 200, 333, true, {}, {}, 2});
-    v.push_back({"attn_wg_d128_n128_e4m3_f16: varlen", "attn_wg_d128_n128_e4m3_f16", 3, 4, 1, 200, 200, false, {5, 200, 131}, {5, 200, 131}, 1});
+    v.push_back({"attn_wg_d128_n128_e5m2_bf16: 200x333 causal", "attn_wg_d128_n128_e5m2_bf16", 2, 4, 2, 200, 333,
+                 true, {}, {}, 2});
+    v.push_back({"attn_wg_d128_n128_e4m3_f16: varlen", "attn_wg_d128_n128_e4m3_f16", 3, 4, 1, 200, 200, false,
+                 {5, 200, 131}, {5, 200, 131}, 1});
 #endif
     for (const char *k : {"attn_d64_m128n128_e4m3_bf16", "attn_d128_m128n32_e4m3_bf16", "attn_d256_m128n32_e4m3_bf16"}) {
         v.push_back({std::string(k) + ": 129x300", k, 2, 4, 2, 129, 300, false, {}, {}, 2});
