@@ -66,8 +66,17 @@ template <int N, class TA, class TB> struct WgRS;
 #include "kiln_attn_wgmma_ops.h"
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
+// C::SCHED (optional, default 0): 0 runs each tile's S, softmax and P V in turn; 1 overlaps the softmax of tile j
+// with P V of tile j - 1 (one more set of P registers).
+template <class C, class = void> struct AttnSched {
+    static constexpr int value = 0;
+};
+template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
+    static constexpr int value = C::SCHED;
+};
+
 template <class C> struct AttnWgmma {
-    static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = 128, THREADS = 384;
+    static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = 128, THREADS = 384, SCHED = AttnSched<C>::value;
     static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels
     static constexpr int PANELS = D / RB;
     static constexpr int RBV = BN;                  // V^T rows
@@ -84,6 +93,7 @@ template <class C> struct AttnWgmma {
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
+    static_assert(SCHED == 0 || SCHED == 1, "schedule 0 or 1");
 
     struct Bars {
         uint64_t *base;
@@ -206,108 +216,181 @@ template <class C> struct AttnWgmma {
         consume(p, smem, bars, wg - 1, warp, lane, m0, n_tiles, off, sq.len_k);
     }
 
+    // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
+    // and this lane's share of the row sum (reduced over the quad in the epilogue).
+    struct Rows {
+        int lim[2];  // keys at or past lim[h] are masked for row g + 8h
+        int wr0;     // the warp's first row in the sequence
+        float sl2;   // softmax scale * q and k descales * log2(e)
+        float m[2], l[2];
+    };
+
+    // S = Q K^T of the tile in stage st (committed as one wgmma group, not waited for).
+    KILN_DEVICE static void issue_s(float (&s)[BN / 2], uint32_t q_base, uint32_t k_base) {
+#pragma unroll
+        for (int ks = 0; ks < KSTEPS; ++ks) {
+            const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
+            WgSS<BN, T8, T8>::run(s, sm90::desc_sw<RB>(q_base + pnl * BM * RB + cb),
+                                  sm90::desc_sw<RB>(k_base + pnl * BN * RB + cb), ks > 0);
+        }
+        sm90::wgmma_commit();
+    }
+
+    // O += P V^T of the tile whose V^T is at vt_base (one wgmma group, not waited for).
+    KILN_DEVICE static void issue_pv(float (&o)[D / 2], const uint32_t (&pa)[PSTEPS][4], uint32_t vt_base) {
+#pragma unroll
+        for (int kk = 0; kk < PSTEPS; ++kk)
+            WgRS<D, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), 1);
+        sm90::wgmma_commit();
+    }
+
+    // Online softmax of one S tile (keys n0 ..): masks, moves the running max, turns S into P = 256 * exp2(..) packed
+    // to e4m3 in pa (A registers of each k32 step, key order in the header), adds P's row sums into r.l (after
+    // scaling them by corr) and returns in corr the factor O must be multiplied by (1 where the max did not move).
+    KILN_DEVICE static void softmax(float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2], int n0,
+                                    bool mask, int q4) {
+        if (mask) {
+#pragma unroll
+            for (int jb = 0; jb < NB; ++jb)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (n0 + jb * 8 + 2 * q4 + (e & 1) >= r.lim[e >> 1]) s[4 * jb + e] = -INFINITY;
+        }
+        float shift[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            float mx = r.m[hh];
+#pragma unroll
+            for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(s[4 * jb + 2 * hh], s[4 * jb + 2 * hh + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            corr[hh] = 1.f;
+            if (mx != r.m[hh]) {  // the max moved (-inf -> finite included: O and l are still 0 then)
+                corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
+                r.l[hh] *= corr[hh];
+                r.m[hh] = mx;
+            }
+            shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
+        }
+        float rs[2] = {0.f, 0.f};
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) {
+            s[i] = fast_exp2(fmaf(s[i], r.sl2, -shift[(i >> 1) & 1]));
+            rs[(i >> 1) & 1] += s[i];
+        }
+        r.l[0] += rs[0];
+        r.l[1] += rs[1];
+#pragma unroll
+        for (int kk = 0; kk < PSTEPS; ++kk) {
+            const float *c = s + 16 * kk;
+            pa[kk][0] = f32x4_to_e4m3x4(c[0], c[1], c[4], c[5]);
+            pa[kk][1] = f32x4_to_e4m3x4(c[2], c[3], c[6], c[7]);
+            pa[kk][2] = f32x4_to_e4m3x4(c[8], c[9], c[12], c[13]);
+            pa[kk][3] = f32x4_to_e4m3x4(c[10], c[11], c[14], c[15]);
+        }
+    }
+
+    KILN_DEVICE static void rescale(float (&o)[D / 2], const float (&corr)[2]) {
+#pragma unroll
+        for (int t = 0; t < DB; ++t) o[4 * t] *= corr[0], o[4 * t + 1] *= corr[0], o[4 * t + 2] *= corr[1],
+                                     o[4 * t + 3] *= corr[1];
+    }
+
+    template <int R> KILN_DEVICE static void fence_pa(uint32_t (&pa)[R][4]) {
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sm90::fence_reg(pa[i][e]);
+    }
+
     KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
                                     int lane, int m0, int n_tiles, int off, int len_k) {
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
         const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
-        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
         const int g = lane >> 2, q4 = lane & 3;
-        const int wr0 = m0 + 64 * cw + 16 * warp;  // this warp's first row in the sequence
-        int lim[2];
+        Rows r;
+        r.sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        r.wr0 = m0 + 64 * cw + 16 * warp;
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) lim[hh] = p.causal ? min(len_k, wr0 + g + 8 * hh + off + 1) : len_k;
-        const int wg_last_row = m0 + 64 * cw + 63;
-
-        float o[D / 2], s[BN / 2], mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+        for (int hh = 0; hh < 2; ++hh) {
+            r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
+            r.m[hh] = -INFINITY, r.l[hh] = 0.f;
+        }
+        float o[D / 2], s[BN / 2], corr[2];
         uint32_t pa[PSTEPS][4];
 #pragma unroll
         for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-#pragma unroll
-        for (int i = 0; i < PSTEPS; ++i) pa[i][0] = pa[i][1] = pa[i][2] = pa[i][3] = 0u;
         const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
+        auto k_base = [&](int j) { return smem_addr(smem + OFF_K + (j % ST) * KV_BYTES); };
+        auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + (j % ST) * KV_BYTES); };
+        auto masked = [&](int j) {
+            const int n0 = j * BN;
+            return n0 + BN > len_k || (p.causal && n0 + BN - 1 > r.wr0 + off);
+        };
         sm90::mbar_wait(bars.q(), 0);
 
-        for (int j = 0; j < n_tiles; ++j) {
-            const int st = j % ST;
-            const uint32_t ph = (j / ST) & 1;
-            sm90::mbar_wait(bars.kfull(st), ph);
-            const uint32_t k_base = smem_addr(smem + OFF_K + st * KV_BYTES);
-            sm90::wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < KSTEPS; ++ks) {
-                const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
-                WgSS<BN, T8, T8>::run(s, sm90::desc_sw<RB>(q_base + pnl * BM * RB + cb),
-                                      sm90::desc_sw<RB>(k_base + pnl * BN * RB + cb), ks > 0);
-            }
-            sm90::wgmma_commit();
-            sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
-            sm90::fence_regs(s);
-            sm90::fence_regs(o);
-#pragma unroll
-            for (int i = 0; i < PSTEPS; ++i)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) sm90::fence_reg(pa[i][e]);
-            if (lane == 0) {
-                sm90::mbar_arrive(bars.kempty(st));
-                if (j > 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
-            }
-
-            const int n0 = j * BN;
-            const bool mask = n0 + BN > len_k || (p.causal && n0 + BN - 1 > wr0 + off);
-            if (mask) {
-#pragma unroll
-                for (int jb = 0; jb < NB; ++jb)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (n0 + jb * 8 + 2 * q4 + (e & 1) >= lim[e >> 1]) s[4 * jb + e] = -INFINITY;
-            }
-            float shift[2];
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                float mx = mrow[hh];
-#pragma unroll
-                for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(s[4 * jb + 2 * hh], s[4 * jb + 2 * hh + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                if (mx != mrow[hh]) {
-                    const float corr = fast_exp2((mrow[hh] - mx) * sl2);
-                    lrow[hh] *= corr;
-#pragma unroll
-                    for (int t = 0; t < DB; ++t) o[4 * t + 2 * hh] *= corr, o[4 * t + 2 * hh + 1] *= corr;
-                    mrow[hh] = mx;
+        if (SCHED == 0) {
+            // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running.
+            for (int j = 0; j < n_tiles; ++j) {
+                const uint32_t ph = (j / ST) & 1;
+                sm90::mbar_wait(bars.kfull(j % ST), ph);
+                sm90::wgmma_fence();
+                issue_s(s, q_base, k_base(j));
+                sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
+                sm90::fence_regs(s);
+                sm90::fence_regs(o);
+                fence_pa(pa);
+                if (lane == 0) {
+                    sm90::mbar_arrive(bars.kempty(j % ST));
+                    if (j > 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
                 }
-                shift[hh] = mx == -INFINITY ? 0.f : mx * sl2 - 8.f;
+                softmax(s, pa, r, corr, j * BN, masked(j), q4);
+                rescale(o, corr);
+                sm90::mbar_wait(bars.vtfull(j % ST), ph);
+                sm90::wgmma_fence();
+                issue_pv(o, pa, vt_base(j));
             }
-            float rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) {
-                s[i] = fast_exp2(fmaf(s[i], sl2, -shift[(i >> 1) & 1]));
-                rs[(i >> 1) & 1] += s[i];
-            }
-            lrow[0] += rs[0];
-            lrow[1] += rs[1];
-#pragma unroll
-            for (int kk = 0; kk < PSTEPS; ++kk) {
-                const float *c = s + 16 * kk;
-                pa[kk][0] = f32x4_to_e4m3x4(c[0], c[1], c[4], c[5]);
-                pa[kk][1] = f32x4_to_e4m3x4(c[2], c[3], c[6], c[7]);
-                pa[kk][2] = f32x4_to_e4m3x4(c[8], c[9], c[12], c[13]);
-                pa[kk][3] = f32x4_to_e4m3x4(c[10], c[11], c[14], c[15]);
-            }
-
-            sm90::mbar_wait(bars.vtfull(st), ph);
-            const uint32_t vt_base = smem_addr(smem + OFF_VT + st * KV_BYTES);
+        } else if (n_tiles > 0) {
+            // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j) and
+            // P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once
+            // P V(j - 1) has finished. P of tile j goes to pn while P V(j - 1) still reads pa.
+            uint32_t pn[PSTEPS][4];
+            sm90::mbar_wait(bars.kfull(0), 0);
             sm90::wgmma_fence();
+            issue_s(s, q_base, k_base(0));
+            sm90::wgmma_wait<0>();
+            sm90::fence_regs(s);
+            if (lane == 0) sm90::mbar_arrive(bars.kempty(0));
+            softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
+            for (int j = 1; j < n_tiles; ++j) {
+                sm90::mbar_wait(bars.kfull(j % ST), (j / ST) & 1);
+                sm90::wgmma_fence();
+                issue_s(s, q_base, k_base(j));
+                sm90::mbar_wait(bars.vtfull((j - 1) % ST), ((j - 1) / ST) & 1);
+                issue_pv(o, pa, vt_base(j - 1));
+                sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
+                sm90::fence_regs(s);
+                if (lane == 0) sm90::mbar_arrive(bars.kempty(j % ST));
+                softmax(s, pn, r, corr, j * BN, masked(j), q4);
+                sm90::wgmma_wait<0>();  // P V(j - 1) done: O and pa are free
+                sm90::fence_regs(o);
+                fence_pa(pa);
+                if (lane == 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
+                rescale(o, corr);
 #pragma unroll
-            for (int kk = 0; kk < PSTEPS; ++kk)
-                WgRS<D, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), 1);
-            sm90::wgmma_commit();
+                for (int i = 0; i < PSTEPS; ++i)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) pa[i][e] = pn[i][e];
+            }
+            const int j = n_tiles - 1;
+            sm90::mbar_wait(bars.vtfull(j % ST), (j / ST) & 1);
+            sm90::wgmma_fence();
+            issue_pv(o, pa, vt_base(j));
         }
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
         if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty((n_tiles - 1) % ST));
-        (void)wg_last_row;
-        epilogue(p, o, mrow, lrow, wr0);
+        epilogue(p, o, r.m, r.l, r.wr0);
     }
 
     KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[D / 2], const float (&mrow)[2],

@@ -41,6 +41,8 @@ PARAMS = (
     AttnParam("warps", "W", None, "mma: warps per CTA; each owns 16 query rows (bm = 16 * warps)"),
     AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS); wgmma: "
                                 "stages of the K and V^T rings (2..4)"),
+    AttnParam("sched", "SC", 0, "wgmma: 0 runs each key tile's S, softmax and P V in turn; 1 overlaps the softmax "
+                                "of tile j with P V of tile j - 1 (one more set of P registers)"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -127,7 +129,10 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 
 WGMMA_THREADS = 384  # kiln_attn_wgmma.h: a producer warpgroup and two consumer warpgroups of 64 query rows
 WGMMA_BM = 128
-WGMMA_REGS = 168     # accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8)
+# Accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8, twice with sched 1).
+# ptxas gives the consumers the 224 registers setmaxnreg raises them to; 208 held leave room for the addressing and
+# the softmax state (D 256 with BN 128 compiles without spills at 208, with sched 1 at 224 it spills).
+WGMMA_REGS = 208
 
 
 def _wgmma_lds(s: "AttnSolution") -> int:
@@ -143,16 +148,19 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("bm", f"{s.bm} must be {WGMMA_BM} (two consumer warpgroups of 64 query rows)"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.head_dim // 2 + s.bn // 2 + s.bn // 8 > WGMMA_REGS:
-        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} holds {s.head_dim // 2 + s.bn // 2 + s.bn // 8} "
-                          f"accumulator registers a thread; at most {WGMMA_REGS} fit (use bn 64)"))
+    elif s.head_dim // 2 + s.bn // 2 + (1 + s.sched) * (s.bn // 8) > WGMMA_REGS:
+        held = s.head_dim // 2 + s.bn // 2 + (1 + s.sched) * (s.bn // 8)
+        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (sched {s.sched}) holds {held} accumulator registers "
+                          f"a thread; at most {WGMMA_REGS} fit (use bn 64)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
+    if s.sched not in (0, 1):
+        out.append(("sched", f"{s.sched} must be 0 (tile by tile) or 1 (softmax overlapping P V)"))
     return out
 
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
-    return (("D", s.head_dim), ("BN", s.bn), ("STAGES", s.stages))
+    return (("D", s.head_dim), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -203,7 +211,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 
 FAMILIES = {
-    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages",),
+    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages", "sched"),
                              threads=lambda s: WGMMA_THREADS, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
                              constants=_wgmma_constants, matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
@@ -242,6 +250,7 @@ class AttnSolution:
     bn: int
     warps: int = 0    # the parameters a family does not take stay 0 (and are not in its names)
     stages: int = 0
+    sched: int = 0
     occ: int = 0
 
     @property
@@ -283,8 +292,8 @@ class AttnSolution:
         if self.head_dim not in HEAD_DIMS:
             out.append(("head_dim", f"{self.head_dim} must be 64, 128 or 256"))
         for f in ("bm", "bn") + self.spec.params:
-            if getattr(self, f) < 1:
-                out.append((f, f"{getattr(self, f)} must be positive"))
+            if getattr(self, f) < (0 if PARAM[f].default == 0 else 1):  # sched may be 0, the rest are counts
+                out.append((f, f"{getattr(self, f)} must be {'non-negative' if PARAM[f].default == 0 else 'positive'}"))
         unused = [f.name for f in fields(self) if f.name in PARAM and f.name not in self.spec.fields
                   and getattr(self, f.name)]
         out += [(f, f"the {self.family.value} family takes no {f}") for f in unused]

@@ -69,8 +69,8 @@ KILN_ATTN_MMA_KERNEL(attn_d256_m128n32_e4m3_bf16, CfgD256W8)
 KILN_ATTN_MMA_KERNEL(attn_d128_m128n64_e5m2_bf16, CfgD128E5)
 KILN_ATTN_MMA_KERNEL(attn_d64_m128n64_e4m3_f16, CfgD64F16)
 #ifndef KILN_ATTN_NO_WGMMA
-template <int D_, int BN_, int ST_, class T8_, class TO_> struct WCfg {
-    static constexpr int D = D_, BN = BN_, STAGES = ST_;
+template <int D_, int BN_, int ST_, class T8_, class TO_, int SCHED_ = 0> struct WCfg {
+    static constexpr int D = D_, BN = BN_, STAGES = ST_, SCHED = SCHED_;
     using T8 = T8_;
     using TO = TO_;
 };
@@ -79,11 +79,19 @@ using WD128 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16>;
 using WD256 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16>;
 using WD128E5 = WCfg<128, 128, 2, kiln_e5m2, kiln_bf16>;
 using WD128F16 = WCfg<128, 128, 2, kiln_e4m3, kiln_f16>;
+using WD64S1 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1>;  // softmax(j) overlapping P V(j - 1)
+using WD128S1 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1>;
+using WD256N128 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16>;
+using WD256S1 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_e4m3_bf16, WD64)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e4m3_bf16, WD128)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_e4m3_bf16, WD256)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e5m2_bf16, WD128E5)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e4m3_f16, WD128F16)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_s1_e4m3_bf16, WD64S1)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_s1_e4m3_bf16, WD128S1)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n128_e4m3_bf16, WD256N128)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1)
 #else
 struct kiln_attn_tma_params {};
 #endif
@@ -625,7 +633,9 @@ static std::vector<Case> cases() {
     const char *d256 = "attn_d256_m64n32_e4m3_bf16";
     std::vector<const char *> kernels = {d64, d128, d256};
 #ifndef KILN_ATTN_NO_WGMMA
-    for (const char *k : {"attn_wg_d64_n128_e4m3_bf16", "attn_wg_d128_n128_e4m3_bf16", "attn_wg_d256_n64_e4m3_bf16"})
+    for (const char *k : {"attn_wg_d64_n128_e4m3_bf16", "attn_wg_d128_n128_e4m3_bf16", "attn_wg_d256_n64_e4m3_bf16",
+                          "attn_wg_d64_n128_s1_e4m3_bf16", "attn_wg_d128_n128_s1_e4m3_bf16",
+                          "attn_wg_d256_n128_e4m3_bf16", "attn_wg_d256_n64_s1_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -687,7 +697,11 @@ int main(int argc, char **argv) {
 #ifndef KILN_ATTN_NO_WGMMA
     for (const Kernel &k : {WKERNEL(attn_wg_d64_n128_e4m3_bf16, WD64), WKERNEL(attn_wg_d128_n128_e4m3_bf16, WD128),
                             WKERNEL(attn_wg_d256_n64_e4m3_bf16, WD256), WKERNEL(attn_wg_d128_n128_e5m2_bf16, WD128E5),
-                            WKERNEL(attn_wg_d128_n128_e4m3_f16, WD128F16)})
+                            WKERNEL(attn_wg_d128_n128_e4m3_f16, WD128F16),
+                            WKERNEL(attn_wg_d64_n128_s1_e4m3_bf16, WD64S1),
+                            WKERNEL(attn_wg_d128_n128_s1_e4m3_bf16, WD128S1),
+                            WKERNEL(attn_wg_d256_n128_e4m3_bf16, WD256N128),
+                            WKERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
