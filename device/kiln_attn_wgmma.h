@@ -67,7 +67,7 @@ template <int N, class TA, class TB> struct WgRS;
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
 // C::SCHED (optional, default 0): 0 runs each tile's S, softmax and P V in turn; 1 overlaps the softmax of tile j
-// with P V of tile j - 1 (one more set of P registers).
+// with P V of tile j - 1 (one more set of P registers); 2 is 1 with the two consumers taking turns at the tensor cores.
 template <class C, class = void> struct AttnSched {
     static constexpr int value = 0;
 };
@@ -93,7 +93,7 @@ template <class C> struct AttnWgmma {
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
-    static_assert(SCHED == 0 || SCHED == 1, "schedule 0 or 1");
+    static_assert(SCHED >= 0 && SCHED <= 2, "schedule 0, 1 or 2");
 
     struct Bars {
         uint64_t *base;
@@ -354,20 +354,35 @@ template <class C> struct AttnWgmma {
             // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j) and
             // P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once
             // P V(j - 1) has finished. P of tile j goes to pn while P V(j - 1) still reads pa.
+            // Schedule 2 also takes turns between the two consumers (FlashAttention-3's ping-pong): a consumer issues
+            // its wgmma only in its turn (named barrier 2 + cw: its own 128 threads and the other's 128 arrivals) and
+            // hands the turn over right after, so that one consumer's softmax runs under the other's GEMMs. Consumer
+            // 0 goes first; each takes n_tiles + 1 turns and consumer 0 absorbs consumer 1's last hand-over.
+            auto turn_begin = [&] {
+                if (SCHED == 2) sm90::named_barrier(2 + cw, 256);
+            };
+            auto turn_end = [&] {
+                if (SCHED == 2) sm90::named_arrive(3 - cw, 256);
+            };
+            if (SCHED == 2 && cw == 1) sm90::named_arrive(2, 256);
             uint32_t pn[PSTEPS][4];
             sm90::mbar_wait(bars.kfull(0), 0);
+            turn_begin();
             sm90::wgmma_fence();
             issue_s(s, q_base, k_base(0));
+            turn_end();
             sm90::wgmma_wait<0>();
             sm90::fence_regs(s);
             if (lane == 0) sm90::mbar_arrive(bars.kempty(0));
             softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
             for (int j = 1; j < n_tiles; ++j) {
                 sm90::mbar_wait(bars.kfull(j % ST), (j / ST) & 1);
+                sm90::mbar_wait(bars.vtfull((j - 1) % ST), ((j - 1) / ST) & 1);
+                turn_begin();
                 sm90::wgmma_fence();
                 issue_s(s, q_base, k_base(j));
-                sm90::mbar_wait(bars.vtfull((j - 1) % ST), ((j - 1) / ST) & 1);
                 issue_pv(o, pa, vt_base(j - 1));
+                turn_end();
                 sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
                 sm90::fence_regs(s);
                 if (lane == 0) sm90::mbar_arrive(bars.kempty(j % ST));
@@ -384,8 +399,11 @@ template <class C> struct AttnWgmma {
             }
             const int j = n_tiles - 1;
             sm90::mbar_wait(bars.vtfull(j % ST), (j / ST) & 1);
+            turn_begin();
             sm90::wgmma_fence();
             issue_pv(o, pa, vt_base(j));
+            turn_end();
+            if (SCHED == 2 && cw == 0) sm90::named_barrier(2, 256);
         }
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);

@@ -42,7 +42,8 @@ PARAMS = (
     AttnParam("stages", "S", 2, "mfma, wmma: LDS buffers of K/V tiles (2: double-buffered, 1: to fit LDS); wgmma: "
                                 "stages of the K and V^T rings (2..4)"),
     AttnParam("sched", "SC", 0, "wgmma: 0 runs each key tile's S, softmax and P V in turn; 1 overlaps the softmax "
-                                "of tile j with P V of tile j - 1 (one more set of P registers)"),
+                                "of tile j with P V of tile j - 1 (one more set of P registers); 2 is 1 with the "
+                                "two consumer warpgroups taking turns at the tensor cores"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -129,7 +130,7 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 
 WGMMA_THREADS = 384  # kiln_attn_wgmma.h: a producer warpgroup and two consumer warpgroups of 64 query rows
 WGMMA_BM = 128
-# Accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8, twice with sched 1).
+# Accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8, twice with sched >= 1).
 # ptxas gives the consumers the 224 registers setmaxnreg raises them to; 208 held leave room for the addressing and
 # the softmax state (D 256 with BN 128 compiles without spills at 208, with sched 1 at 224 it spills).
 WGMMA_REGS = 208
@@ -148,14 +149,15 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("bm", f"{s.bm} must be {WGMMA_BM} (two consumer warpgroups of 64 query rows)"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.head_dim // 2 + s.bn // 2 + (1 + s.sched) * (s.bn // 8) > WGMMA_REGS:
-        held = s.head_dim // 2 + s.bn // 2 + (1 + s.sched) * (s.bn // 8)
+    elif s.head_dim // 2 + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8) > WGMMA_REGS:
+        held = s.head_dim // 2 + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
         out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (sched {s.sched}) holds {held} accumulator registers "
                           f"a thread; at most {WGMMA_REGS} fit (use bn 64)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
-    if s.sched not in (0, 1):
-        out.append(("sched", f"{s.sched} must be 0 (tile by tile) or 1 (softmax overlapping P V)"))
+    if s.sched not in (0, 1, 2):
+        out.append(("sched", f"{s.sched} must be 0 (tile by tile), 1 (softmax overlapping P V) or 2 (1 with the "
+                              f"consumers taking turns)"))
     return out
 
 

@@ -83,6 +83,9 @@ using WD64S1 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1>;  // softmax(j) overlap
 using WD128S1 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1>;
 using WD256N128 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16>;
 using WD256S1 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1>;
+using WD64S2 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 2>;  // and the consumers taking turns
+using WD128S2 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 2>;
+using WD256S2 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 2>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_e4m3_bf16, WD64)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e4m3_bf16, WD128)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_e4m3_bf16, WD256)
@@ -92,6 +95,9 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_s1_e4m3_bf16, WD64S1)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_s1_e4m3_bf16, WD128S1)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n128_e4m3_bf16, WD256N128)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_s2_e4m3_bf16, WD64S2)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_s2_e4m3_bf16, WD128S2)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2)
 #else
 struct kiln_attn_tma_params {};
 #endif
@@ -635,7 +641,9 @@ static std::vector<Case> cases() {
 #ifndef KILN_ATTN_NO_WGMMA
     for (const char *k : {"attn_wg_d64_n128_e4m3_bf16", "attn_wg_d128_n128_e4m3_bf16", "attn_wg_d256_n64_e4m3_bf16",
                           "attn_wg_d64_n128_s1_e4m3_bf16", "attn_wg_d128_n128_s1_e4m3_bf16",
-                          "attn_wg_d256_n128_e4m3_bf16", "attn_wg_d256_n64_s1_e4m3_bf16"})
+                          "attn_wg_d256_n128_e4m3_bf16", "attn_wg_d256_n64_s1_e4m3_bf16",
+                          "attn_wg_d64_n128_s2_e4m3_bf16", "attn_wg_d128_n128_s2_e4m3_bf16",
+                          "attn_wg_d256_n64_s2_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -701,7 +709,10 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d64_n128_s1_e4m3_bf16, WD64S1),
                             WKERNEL(attn_wg_d128_n128_s1_e4m3_bf16, WD128S1),
                             WKERNEL(attn_wg_d256_n128_e4m3_bf16, WD256N128),
-                            WKERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1)})
+                            WKERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1),
+                            WKERNEL(attn_wg_d64_n128_s2_e4m3_bf16, WD64S2),
+                            WKERNEL(attn_wg_d128_n128_s2_e4m3_bf16, WD128S2),
+                            WKERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
