@@ -133,14 +133,26 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
     if (p->heads_q > 65535 || p->batch > 65535)
         return kiln_fail(KILN_STATUS_OVERFLOW, "%s = %" PRId64 " exceeds the grid's 65535 (grid y: heads, z: batch)",
                          p->heads_q > 65535 ? "heads_q" : "batch", p->heads_q > 65535 ? p->heads_q : p->batch);
+    if (!p->varlen && (p->total_q != 0 || p->total_k != 0))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "total_q = %" PRId64 ", total_k = %" PRId64 ": the packed rows are for varlen problems (0 "
+                         "otherwise)", p->total_q, p->total_k);
+    const int64_t totals[2] = {p->total_q, p->total_k};
+    for (int i = 0; i < 2; i++)
+        if (totals[i] < 0 || totals[i] > INT32_MAX)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "total_%c = %" PRId64 " must be in 0..2^31 - 1 (rows of the packed tensor, row offsets "
+                             "are int32)", "qk"[i], totals[i]);
     size_t e8 = kiln_dtype_bytes(p->qkv_type), eo = kiln_dtype_bytes(p->o_type);
     const int64_t qe[3] = {p->batch, p->seqlen_q, p->heads_q}, ke[3] = {p->batch, p->seqlen_k, p->heads_kv};
     const int64_t qs[3] = {p->q_stride_b, p->q_stride_s, p->q_stride_h};
     const int64_t ks[3] = {p->k_stride_b, p->k_stride_s, p->k_stride_h};
     const int64_t vs[3] = {p->v_stride_b, p->v_stride_s, p->v_stride_h};
     const int64_t os[3] = {p->o_stride_b, p->o_stride_s, p->o_stride_h};
-    /* varlen: the batch strides are unused and the sequences share the rows (their offsets on the device) */
-    const int64_t qv[3] = {1, p->seqlen_q, p->heads_q}, kv[3] = {1, p->seqlen_k, p->heads_kv};
+    /* varlen: the batch strides are unused and the sequences share the rows (their offsets on the device): all of
+     * them where the totals are given, else at least the longest */
+    const int64_t qv[3] = {1, p->total_q > 0 ? p->total_q : p->seqlen_q, p->heads_q};
+    const int64_t kv[3] = {1, p->total_k > 0 ? p->total_k : p->seqlen_k, p->heads_kv};
     kiln_status st = check_tensor('q', qs, p->varlen ? qv : qe, p->head_dim, e8, 0);
     if (st == KILN_STATUS_SUCCESS)
         st = check_tensor('k', ks, p->varlen ? kv : ke, p->head_dim, e8, 0);
@@ -191,12 +203,12 @@ static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, 
 }
 
 /* NULL when the wgmma family can take the problem, else why not: its tensor maps are 4-D {head_dim, heads, seqlen,
- * batch} and need the fixed lengths (a varlen batch's total rows are not in the problem) and byte strides below 2^40
- * (the 16-element alignment of the strides is the ABI's, checked for every family). */
+ * batch} (varlen: {head_dim, heads, total rows, 1}, so the totals must be given) with byte strides below 2^40 (the
+ * 16-element alignment of the strides is the ABI's, checked for every family). */
 static const char *wgmma_refusal(const kiln_attn_problem *p, int own, const kiln_handle h)
 {
-    if (p->varlen)
-        return "varlen batches run on the mma family (the tensor maps need the total rows)";
+    if (p->varlen && (p->total_q == 0 || p->total_k == 0))
+        return "varlen without total_q and total_k runs on the mma family (the tensor maps need the packed rows)";
     if (own && !h->backend->tma_encode)
         return "the backend encodes no tensor maps";
     const int64_t limit = INT64_C(1) << 40;
@@ -460,24 +472,26 @@ static kiln_status load(kiln_handle h, int s, void **kernel)
 }
 
 /* The wgmma family's maps (kiln_attn_abi.h, kiln_attn_tma_params): {head_dim, heads, seqlen, batch} over the fp8
- * bytes, boxes of the kernel's BM (Q) or BN (K, V) rows and min(head_dim, 128) bytes. An empty key range keeps an
- * extent of 1 (the kernel reads no key then). */
+ * bytes (varlen: {head_dim, heads, total rows, 1}), boxes of the kernel's BM (Q) or BN (K, V) rows and
+ * min(head_dim, 128) bytes. An empty key range keeps an extent of 1 (the kernel reads no key then). */
 static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const kiln_attn_args *a,
                                const kiln_attn_solution *sol, kiln_attn_tma_params *P)
 {
     const uint32_t rb = p->head_dim >= 128 ? 128u : 64u;
     const void *base[3] = {a->q, a->k, a->v};
     const int64_t heads[3] = {p->heads_q, p->heads_kv, p->heads_kv};
-    const int64_t rows[3] = {p->seqlen_q, p->seqlen_k > 0 ? p->seqlen_k : 1, p->seqlen_k > 0 ? p->seqlen_k : 1};
+    const int64_t rq = p->varlen ? p->total_q : p->seqlen_q, rk = p->varlen ? p->total_k : p->seqlen_k;
+    const int64_t batch = p->varlen ? 1 : p->batch;
+    const int64_t rows[3] = {rq, rk > 0 ? rk : 1, rk > 0 ? rk : 1};
     const int64_t st3[3][3] = {{p->q_stride_h, p->q_stride_s, p->q_stride_b},
                                {p->k_stride_h, p->k_stride_s, p->k_stride_b},
                                {p->v_stride_h, p->v_stride_s, p->v_stride_b}};
     kiln_tma_desc *out[3] = {&P->q, &P->k, &P->v};
     for (int i = 0; i < 3; i++) {
-        const uint64_t dims[4] = {(uint64_t)p->head_dim, (uint64_t)heads[i], (uint64_t)rows[i], (uint64_t)p->batch};
+        const uint64_t dims[4] = {(uint64_t)p->head_dim, (uint64_t)heads[i], (uint64_t)rows[i], (uint64_t)batch};
         /* at batch 1 the batch stride is never stepped over: the sequence's extent keeps it a valid multiple of 16 */
         const uint64_t strides[3] = {(uint64_t)st3[i][0], (uint64_t)st3[i][1],
-                                     p->batch > 1 ? (uint64_t)st3[i][2] : (uint64_t)rows[i] * (uint64_t)st3[i][1]};
+                                     batch > 1 ? (uint64_t)st3[i][2] : (uint64_t)rows[i] * (uint64_t)st3[i][1]};
         const uint32_t box[4] = {rb, 1u, (uint32_t)(i == 0 ? sol->bm : sol->bn), 1u};
         kiln_status st = h->backend->tma_encode(h->dev, out[i], 4, 1, (int)rb, base[i], dims, strides, box);
         if (st != KILN_STATUS_SUCCESS)

@@ -254,7 +254,7 @@ static void test_wgmma(kiln_handle h)
               fake.encode[1].dims[2] == 1 && fake.encode[1].strides[2] == (uint64_t)one.k_stride_s,
           "batch 1 / no keys: q batch stride %llu, k rows %llu", (unsigned long long)fake.encode[0].strides[2],
           (unsigned long long)fake.encode[1].dims[2]);
-    /* varlen: the mma kernel only, and explain says why */
+    /* varlen without the packed rows: the mma kernel only, and explain says why */
     kiln_attn_problem vl = p;
     vl.varlen = 1;
     a.cu_seqlens_q = a.cu_seqlens_k = cu;
@@ -262,15 +262,36 @@ static void test_wgmma(kiln_handle h)
     CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_MMA_F16, "varlen: n = %d", n);
     char text[2048];
     EXPECT_HAS(h, kiln_attn_explain(h, &vl, text, sizeof text), KILN_STATUS_SUCCESS, "");
-    CHECK(strstr(text, "fake_attn_f16_wgmma_SM90: rejected: varlen batches run on the mma family") != NULL,
+    CHECK(strstr(text, "fake_attn_f16_wgmma_SM90: rejected: varlen without total_q and total_k runs on the mma "
+                       "family") != NULL,
           "explain:\n%s", text);
-    /* the wgmma algo forced on a varlen problem: refused before any encode or launch */
+    /* the wgmma algo forced on it: refused before any encode or launch */
     fake_reset();
     kiln_algo wg = algos[0];
     EXPECT_HAS(h, kiln_attn_query(h, &p, &wg, 1, &n), KILN_STATUS_SUCCESS, "");
     EXPECT_HAS(h, kiln_attn_run(h, &vl, &wg, &a, NULL), KILN_STATUS_INVALID_ALGO,
-               "algo fake_attn_f16_wgmma_SM90: varlen batches run on the mma family");
+               "algo fake_attn_f16_wgmma_SM90: varlen without total_q and total_k");
     CHECK(fake.launches == 0 && fake.encodes == 0, "nothing encoded or launched");
+    /* with the packed rows: the wgmma kernel, maps over all rows of each tensor with a batch extent of 1 */
+    vl.total_q = 2500, vl.total_k = 1900;
+    EXPECT_HAS(h, kiln_attn_query(h, &vl, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_WGMMA_F16, "varlen with totals: n = %d", n);
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &vl, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && fake.encodes == 3 && fake.encode[0].dims[2] == 2500 && fake.encode[0].dims[3] == 1 &&
+              fake.encode[1].dims[2] == 1900 && fake.encode[2].dims[2] == 1900 && fake.encode[2].dims[3] == 1 &&
+              fake.encode[0].strides[2] == 2500u * (uint64_t)vl.q_stride_s && fake.last[0].attn.cu_seqlens_q == cu,
+          "varlen maps: q rows %llu, k rows %llu", (unsigned long long)fake.encode[0].dims[2],
+          (unsigned long long)fake.encode[1].dims[2]);
+    /* the packed rows: varlen only, within int32 */
+    kiln_attn_problem bad = p;
+    bad.total_q = 10;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE,
+               "total_q = 10, total_k = 0: the packed rows are for varlen problems");
+    bad = vl, bad.total_k = -1;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "total_k = -1 must be in 0..2^31 - 1");
+    bad = vl, bad.total_q = INT64_C(1) << 31;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "total_q = 2147483648 must be in 0..2^31 - 1");
     a.cu_seqlens_q = a.cu_seqlens_k = NULL;
     /* a failed encode: its status, nothing launched */
     fake_reset();

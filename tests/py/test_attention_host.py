@@ -72,9 +72,9 @@ def test_arch_selects_its_attention_kernels(lib, arch, qkv, families, d):
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])
-def test_sm90_varlen_runs_on_the_mma_family(lib, d):
-    """The wgmma kernels' tensor maps need fixed lengths: a varlen problem gets the mma family only, and explain says
-    why the wgmma kernels were passed over."""
+def test_sm90_varlen_needs_the_packed_rows_for_wgmma(lib, d):
+    """The wgmma kernels map the packed varlen tensors whole: without total_q / total_k a varlen problem gets the mma
+    family only (explain says why), with them the wgmma kernel comes first."""
     try:
         h = on_arch("sm90")
         p = problem(lib, d=d, varlen=1)
@@ -83,7 +83,11 @@ def test_sm90_varlen_runs_on_the_mma_family(lib, d):
         assert names and all(n.endswith("_MMA_SM90") for n in names), names
         buf = ctypes.create_string_buffer(1 << 14)
         assert lib.kiln_attn_explain(h, ctypes.byref(p), buf, len(buf)) == 0
-        assert "varlen batches run on the mma family" in buf.value.decode()
+        assert "varlen without total_q and total_k runs on the mma family" in buf.value.decode()
+        p = problem(lib, d=d, varlen=1, total_q=1500, total_k=1700)
+        st, names, text = query(lib, h, p)
+        assert st == Status.SUCCESS, text
+        assert names and names[0].endswith("_WGMMA_SM90"), names
     finally:
         kiln.close()
 

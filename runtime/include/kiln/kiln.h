@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 3
+#define KILN_API_VERSION 4
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -230,6 +230,9 @@ typedef struct kiln_attn_problem {
     int64_t k_stride_b, k_stride_s, k_stride_h;
     int64_t v_stride_b, v_stride_s, v_stride_h;
     int64_t o_stride_b, o_stride_s, o_stride_h;
+    int64_t total_q, total_k; /* varlen: rows of the packed q (and o) and k/v tensors (at least cu_seqlens_q/k[batch]);
+                               * 0 = not given. sm90's wgmma kernels map the packed tensors whole: without both they
+                               * leave a varlen problem to the mma kernels. 0 unless varlen. */
 } kiln_attn_problem;
 
 typedef struct kiln_attn_args {

@@ -129,6 +129,8 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     p.causal, p.varlen, p.has_lse, p.descale = int(bool(causal)), int(varlen), int(bool(return_lse)), mode
     (p.q_stride_b, p.q_stride_s, p.q_stride_h), (p.k_stride_b, p.k_stride_s, p.k_stride_h) = qs, ks
     (p.v_stride_b, p.v_stride_s, p.v_stride_h), (p.o_stride_b, p.o_stride_s, p.o_stride_h) = vs, os_
+    if varlen:  # the packed rows: sm90's wgmma kernels map the tensors whole
+        p.total_q, p.total_k = q.shape[0], min(k.shape[0], v.shape[0])
     a = kiln_attn_args()
     a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
     a.lse = lse.data_ptr() if lse is not None else None
