@@ -1,10 +1,10 @@
 // The wgmma family's FP8 attention forward (sm_90a): FlashAttention-3's FP8 recipe on warpgroup MMA.
 //
-//   CTA: BM = 128 query rows of one (sequence, query head), 3 warpgroups (384 threads):
+//   CTA: BM = 64 * CW query rows of one (sequence, query head), 1 + CW warpgroups (CW = 1 or 2 consumers):
 //     warpgroup 0 (producer, few registers): thread 0 issues the TMA loads (Q once; K and V tiles of BN keys), and
 //       the 4 warps transpose each V tile in shared memory (V is [key][d] in memory; fp8 wgmma reads B K-major only,
 //       so P V needs V^T = [d][key]) while the consumers compute.
-//     warpgroups 1, 2 (consumers): 64 query rows each, end to end:
+//     warpgroups 1 .. CW (consumers): 64 query rows each, end to end:
 //       S = Q K^T       wgmma m64n{BN}k32, Q and K from shared memory (128- or 64-byte swizzle, as TMA wrote them)
 //       online softmax in base 2 on the accumulators (O rescaled only when a row's max moves), P = 256 * exp2(..)
 //       requantized to e4m3 in registers: the S accumulators of 32 keys become the 4 A registers of one k32 step
@@ -23,9 +23,9 @@
 // row: Q and K [rows][D] in D / RB panels, V^T [D][BN] with RB = BN. A k32 step inside a panel moves the descriptor's
 // start address by 32 bytes.
 //
-// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), block 384, kiln::AttnWgmma<C>::SMEM_BYTES of dynamic shared
-// memory; the argument kiln_attn_tma_params (kiln_attn_abi.h): 4-D {D, heads, rows, batch} tensor maps of Q, K, V
-// (varlen: batch extent 1 and rows = the total), box {RB bytes of D, 1, BM or BN rows, 1}, RB-byte swizzle.
+// Launch: grid (ceil(seqlen_q / BM), heads_q, batch), block 128 * (1 + CW), kiln::AttnWgmma<C>::SMEM_BYTES of
+// dynamic shared memory; the argument kiln_attn_tma_params (kiln_attn_abi.h): 4-D {D, heads, rows, batch} tensor maps
+// of Q, K, V (varlen: batch extent 1 and rows = the total), box {RB bytes of D, 1, BM or BN rows, 1}, RB-byte swizzle.
 #ifndef KILN_ATTN_WGMMA_H
 #define KILN_ATTN_WGMMA_H
 
@@ -76,7 +76,8 @@ template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
 };
 
 template <class C> struct AttnWgmma {
-    static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = 128, THREADS = 384, SCHED = AttnSched<C>::value;
+    static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
+    static constexpr int SCHED = AttnSched<C>::value;
     static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels
     static constexpr int PANELS = D / RB;
     static constexpr int RBV = BN;                  // V^T rows
@@ -89,11 +90,15 @@ template <class C> struct AttnWgmma {
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
     static constexpr int NBARS = 1 + 4 * ST + 2;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
-    static constexpr int CONSUMER_WARPS = 8;
+    static constexpr int CONSUMER_WARPS = 4 * CW;
+    // Registers a thread after setmaxnreg: the producer gives up most of its share (65536 per CTA in all).
+    static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = CW == 2 ? 224 : 240;
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
     static_assert(SCHED >= 0 && SCHED <= 2, "schedule 0, 1 or 2");
+    static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
+    static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
 
     struct Bars {
         uint64_t *base;
@@ -178,7 +183,7 @@ template <class C> struct AttnWgmma {
         barrier();
 
         if (wg == 0) {
-            sm90::regs_dealloc<56>();
+            sm90::regs_dealloc<PRODUCER_REGS>();
             if (tid == 0) {
                 sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
                 sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
@@ -212,7 +217,7 @@ template <class C> struct AttnWgmma {
             return;
         }
 
-        sm90::regs_alloc<224>();
+        sm90::regs_alloc<CONSUMER_REGS>();
         consume(p, smem, bars, wg - 1, warp, lane, m0, n_tiles, off, sq.len_k);
     }
 
@@ -452,7 +457,8 @@ template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const 
 }  // namespace kiln
 
 #define KILN_ATTN_WGMMA_KERNEL(NAME, CFG)                                                                             \
-    KILN_KERNEL void __launch_bounds__(384, 1) NAME(const __grid_constant__ kiln_attn_tma_params P) {                \
+    KILN_KERNEL void __launch_bounds__(kiln::AttnWgmma<CFG>::THREADS, 1)                                            \
+        NAME(const __grid_constant__ kiln_attn_tma_params P) {                                                        \
         kiln::attn_wgmma<CFG>(P.p, P);                                                                                \
     }
 

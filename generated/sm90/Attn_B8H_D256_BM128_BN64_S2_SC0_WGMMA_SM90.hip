@@ -5,6 +5,7 @@
 namespace {
 struct Config {
     static constexpr int D = 256;
+    static constexpr int BM = 128;
     static constexpr int BN = 64;
     static constexpr int STAGES = 2;
     static constexpr int SCHED = 0;

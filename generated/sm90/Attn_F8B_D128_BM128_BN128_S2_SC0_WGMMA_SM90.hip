@@ -5,6 +5,7 @@
 namespace {
 struct Config {
     static constexpr int D = 128;
+    static constexpr int BM = 128;
     static constexpr int BN = 128;
     static constexpr int STAGES = 2;
     static constexpr int SCHED = 0;

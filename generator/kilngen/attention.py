@@ -128,8 +128,7 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
 
 
-WGMMA_THREADS = 384  # kiln_attn_wgmma.h: a producer warpgroup and two consumer warpgroups of 64 query rows
-WGMMA_BM = 128
+WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
 # Accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8, twice with sched >= 1).
 # ptxas gives the consumers the 224 registers setmaxnreg raises them to; 208 held leave room for the addressing and
 # the softmax state (D 256 with BN 128 compiles without spills at 208, with sched 1 at 224 it spills).
@@ -145,8 +144,10 @@ def _wgmma_lds(s: "AttnSolution") -> int:
 
 def _wgmma_rules(s: "AttnSolution") -> list:
     out = []
-    if s.bm != WGMMA_BM:
-        out.append(("bm", f"{s.bm} must be {WGMMA_BM} (two consumer warpgroups of 64 query rows)"))
+    if s.bm not in WGMMA_BMS:
+        out.append(("bm", f"{s.bm} must be 64 or 128 (one or two consumer warpgroups of 64 query rows)"))
+    elif s.sched == 2 and s.bm != 128:
+        out.append(("sched", "2 alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
     elif s.head_dim // 2 + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8) > WGMMA_REGS:
@@ -162,7 +163,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
-    return (("D", s.head_dim), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched))
+    return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -214,7 +215,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages", "sched"),
-                             threads=lambda s: WGMMA_THREADS, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
+                             threads=lambda s: 128 + 2 * s.bm, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
                              constants=_wgmma_constants, matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
                            threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,

@@ -69,8 +69,8 @@ KILN_ATTN_MMA_KERNEL(attn_d256_m128n32_e4m3_bf16, CfgD256W8)
 KILN_ATTN_MMA_KERNEL(attn_d128_m128n64_e5m2_bf16, CfgD128E5)
 KILN_ATTN_MMA_KERNEL(attn_d64_m128n64_e4m3_f16, CfgD64F16)
 #ifndef KILN_ATTN_NO_WGMMA
-template <int D_, int BN_, int ST_, class T8_, class TO_, int SCHED_ = 0> struct WCfg {
-    static constexpr int D = D_, BN = BN_, STAGES = ST_, SCHED = SCHED_;
+template <int D_, int BN_, int ST_, class T8_, class TO_, int SCHED_ = 0, int BM_ = 128> struct WCfg {
+    static constexpr int D = D_, BN = BN_, STAGES = ST_, SCHED = SCHED_, BM = BM_;
     using T8 = T8_;
     using TO = TO_;
 };
@@ -86,6 +86,8 @@ using WD256S1 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1>;
 using WD64S2 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 2>;  // and the consumers taking turns
 using WD128S2 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 2>;
 using WD256S2 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 2>;
+using WD64M64 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 64>;  // one consumer: 64 query rows a CTA
+using WD128M64 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1, 64>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_e4m3_bf16, WD64)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_e4m3_bf16, WD128)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_e4m3_bf16, WD256)
@@ -98,6 +100,8 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_n128_s2_e4m3_bf16, WD64S2)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_s2_e4m3_bf16, WD128S2)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_n128_s1_e4m3_bf16, WD64M64)
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_n128_s1_e4m3_bf16, WD128M64)
 #else
 struct kiln_attn_tma_params {};
 #endif
@@ -643,7 +647,8 @@ static std::vector<Case> cases() {
                           "attn_wg_d64_n128_s1_e4m3_bf16", "attn_wg_d128_n128_s1_e4m3_bf16",
                           "attn_wg_d256_n128_e4m3_bf16", "attn_wg_d256_n64_s1_e4m3_bf16",
                           "attn_wg_d64_n128_s2_e4m3_bf16", "attn_wg_d128_n128_s2_e4m3_bf16",
-                          "attn_wg_d256_n64_s2_e4m3_bf16"})
+                          "attn_wg_d256_n64_s2_e4m3_bf16", "attn_wg_m64_d64_n128_s1_e4m3_bf16",
+                          "attn_wg_m64_d128_n128_s1_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -712,7 +717,9 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d256_n64_s1_e4m3_bf16, WD256S1),
                             WKERNEL(attn_wg_d64_n128_s2_e4m3_bf16, WD64S2),
                             WKERNEL(attn_wg_d128_n128_s2_e4m3_bf16, WD128S2),
-                            WKERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2)})
+                            WKERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2),
+                            WKERNEL(attn_wg_m64_d64_n128_s1_e4m3_bf16, WD64M64),
+                            WKERNEL(attn_wg_m64_d128_n128_s1_e4m3_bf16, WD128M64)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
