@@ -230,7 +230,7 @@ template <class C> struct AttnWgmma {
         float m[2], l[2];
     };
 
-    // S = Q K^T of the tile in stage st (committed as one wgmma group, not waited for).
+    // S = Q K^T of one tile (committed as one wgmma group, not waited for).
     KILN_DEVICE static void issue_s(float (&s)[BN / 2], uint32_t q_base, uint32_t k_base) {
 #pragma unroll
         for (int ks = 0; ks < KSTEPS; ++ks) {
@@ -249,24 +249,23 @@ template <class C> struct AttnWgmma {
         sm90::wgmma_commit();
     }
 
-    // Online softmax of one S tile (keys n0 ..): masks, moves the running max, turns S into P = 256 * exp2(..) packed
-    // to e4m3 in pa (A registers of each k32 step, key order in the header), adds P's row sums into r.l (after
-    // scaling them by corr) and returns in corr the factor O must be multiplied by (1 where the max did not move).
-    KILN_DEVICE static void softmax(float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2], int n0,
-                                    bool mask, int q4) {
-        if (mask) {
-#pragma unroll
-            for (int jb = 0; jb < NB; ++jb)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (n0 + jb * 8 + 2 * q4 + (e & 1) >= r.lim[e >> 1]) s[4 * jb + e] = -INFINITY;
-        }
+    // Online softmax of one S tile (keys n0 ..): masks, moves the running max, makes P = 256 * exp2(..) packed to e4m3
+    // in pa (A registers of each k32 step, key order in the header), adds P's row sums into r.l (after scaling them by
+    // corr) and returns in corr the factor O must be multiplied by (1 where the max did not move). S is only read: in
+    // schedule 1 the next S wgmma is issued while P V of this tile still runs, and ptxas serializes wgmma whose
+    // registers other instructions write inside an open wgmma stage.
+    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
+                                    int n0, bool mask, int q4) {
+        // element i: row g + 8 * ((i >> 1) & 1), key n0 + 8 * (i >> 2) + 2 * q4 + (i & 1)
+        auto score = [&](int i) {
+            return mask && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
+        };
         float shift[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             float mx = r.m[hh];
 #pragma unroll
-            for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(s[4 * jb + 2 * hh], s[4 * jb + 2 * hh + 1]));
+            for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(score(4 * jb + 2 * hh), score(4 * jb + 2 * hh + 1)));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             corr[hh] = 1.f;
@@ -278,21 +277,23 @@ template <class C> struct AttnWgmma {
             shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
         }
         float rs[2] = {0.f, 0.f};
+        // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
+        // {10, 11, 14, 15}: each is made and packed on its own, so that few P values are live at a time.
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) {
-            s[i] = fast_exp2(fmaf(s[i], r.sl2, -shift[(i >> 1) & 1]));
-            rs[(i >> 1) & 1] += s[i];
-        }
+        for (int kk = 0; kk < PSTEPS; ++kk)
+#pragma unroll
+            for (int a = 0; a < 4; ++a) {
+                float c[4];
+#pragma unroll
+                for (int x = 0; x < 4; ++x) {
+                    const int i = 16 * kk + 8 * (a >> 1) + 2 * (a & 1) + 4 * (x >> 1) + (x & 1);
+                    c[x] = fast_exp2(fmaf(score(i), r.sl2, -shift[a & 1]));
+                    rs[a & 1] += c[x];
+                }
+                pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
+            }
         r.l[0] += rs[0];
         r.l[1] += rs[1];
-#pragma unroll
-        for (int kk = 0; kk < PSTEPS; ++kk) {
-            const float *c = s + 16 * kk;
-            pa[kk][0] = f32x4_to_e4m3x4(c[0], c[1], c[4], c[5]);
-            pa[kk][1] = f32x4_to_e4m3x4(c[2], c[3], c[6], c[7]);
-            pa[kk][2] = f32x4_to_e4m3x4(c[8], c[9], c[12], c[13]);
-            pa[kk][3] = f32x4_to_e4m3x4(c[10], c[11], c[14], c[15]);
-        }
     }
 
     KILN_DEVICE static void rescale(float (&o)[D / 2], const float (&corr)[2]) {
@@ -380,33 +381,42 @@ template <class C> struct AttnWgmma {
             sm90::fence_regs(s);
             if (lane == 0) sm90::mbar_arrive(bars.kempty(0));
             softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
-            for (int j = 1; j < n_tiles; ++j) {
+            // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile to
+            // tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas, which
+            // then serializes the wgmma).
+            auto step = [&](int j, uint32_t(&cur)[PSTEPS][4], uint32_t(&nxt)[PSTEPS][4]) {
                 sm90::mbar_wait(bars.kfull(j % ST), (j / ST) & 1);
                 sm90::mbar_wait(bars.vtfull((j - 1) % ST), ((j - 1) / ST) & 1);
                 turn_begin();
                 sm90::wgmma_fence();
                 issue_s(s, q_base, k_base(j));
-                issue_pv(o, pa, vt_base(j - 1));
+                issue_pv(o, cur, vt_base(j - 1));
                 turn_end();
                 sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
                 sm90::fence_regs(s);
                 if (lane == 0) sm90::mbar_arrive(bars.kempty(j % ST));
-                softmax(s, pn, r, corr, j * BN, masked(j), q4);
-                sm90::wgmma_wait<0>();  // P V(j - 1) done: O and pa are free
+                softmax(s, nxt, r, corr, j * BN, masked(j), q4);
+                sm90::wgmma_wait<0>();  // P V(j - 1) done: O and cur are free
                 sm90::fence_regs(o);
-                fence_pa(pa);
+                fence_pa(cur);
                 if (lane == 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
                 rescale(o, corr);
-#pragma unroll
-                for (int i = 0; i < PSTEPS; ++i)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) pa[i][e] = pn[i][e];
+            };
+            int j = 1;
+            for (; j + 1 < n_tiles; j += 2) {
+                step(j, pa, pn);
+                step(j + 1, pn, pa);
             }
-            const int j = n_tiles - 1;
-            sm90::mbar_wait(bars.vtfull(j % ST), (j / ST) & 1);
+            const bool last_in_pn = j < n_tiles;  // an odd number of steps: P of the last tile is in pn
+            if (last_in_pn) step(j, pa, pn);
+            const int jl = n_tiles - 1;
+            sm90::mbar_wait(bars.vtfull(jl % ST), (jl / ST) & 1);
             turn_begin();
             sm90::wgmma_fence();
-            issue_pv(o, pa, vt_base(j));
+            if (last_in_pn)
+                issue_pv(o, pn, vt_base(jl));
+            else
+                issue_pv(o, pa, vt_base(jl));
             turn_end();
             if (SCHED == 2 && cw == 0) sm90::named_barrier(2, 256);
         }
