@@ -18,27 +18,30 @@ class Resources:
     spill_stores: int
     spill_loads: int
     stack: int
+    wgmma_serialized: bool = False  # ptxas C7513: it serialized the function's wgmma (their overlap is lost)
 
     def line(self) -> str:
         return (f"function={self.function} registers={self.registers} spill_stores={self.spill_stores} "
-                f"spill_loads={self.spill_loads} stack={self.stack}")
+                f"spill_loads={self.spill_loads} stack={self.stack} wgmma_serialized={int(self.wgmma_serialized)}")
 
 
 _FUNC = re.compile(r"Compiling entry function '([^']+)'")
 _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _REGS = re.compile(r"Used (\d+) registers")
+_SERIAL = re.compile(r"wgmma\.mma_async instructions are serialized.*in the function '([^']+)'")
 
 
 def parse_ptxas(text: str) -> list[Resources]:
-    """Per-function resources from `ptxas -v` output."""
+    """Per-function resources from `ptxas -v` output, and whether ptxas serialized a function's wgmma (C7513)."""
     out, func, spill = [], None, (0, 0, 0)
+    serialized = set(_SERIAL.findall(text))
     for line in text.splitlines():
         if m := _FUNC.search(line):
             func, spill = m.group(1), (0, 0, 0)
         elif (m := _SPILL.search(line)) and func:
             spill = tuple(int(g) for g in m.groups())
         elif (m := _REGS.search(line)) and func:
-            out.append(Resources(func, int(m.group(1)), spill[1], spill[2], spill[0]))
+            out.append(Resources(func, int(m.group(1)), spill[1], spill[2], spill[0], func in serialized))
             func = None
     return out
 
@@ -62,6 +65,9 @@ def compile_kernel(arch: str, compiler: str, include: str, source: str, output: 
         return proc.returncode
     resources = parse_ptxas(text)
     Path(log).write_text("".join(r.line() + "\n" for r in resources))
+    for r in resources:  # reported (the log and here), not refused: the kernel is right, only slower
+        if r.wgmma_serialized:
+            print(f"kiln compile: {source}: {r.function}: ptxas serialized its wgmma (C7513)", file=sys.stderr)
     bad = [r for r in resources if r.spill_stores or r.spill_loads or r.stack]
     if not resources or bad:
         sys.stderr.write(text)

@@ -18,6 +18,7 @@ if ! { cmake -S . -B build -G Ninja -DKILN_ARCHS="$ARCH" -DKILN_BUILD_TESTS=OFF 
     tail -40 "$OUT/build.log"; exit 1
 fi
 echo "build: $(( $(date +%s) - t0 )) s, $(ls build/code/*/*.co | wc -l) code objects"
+grep -h "ptxas serialized" "$OUT/build.log" | head -5  # kernels whose wgmma ptxas serialized (buildtools.py)
 build/kiln_example | tail -2
 
 export KILN_LIBRARY="$PWD/build/libkiln.so" KILN_COMMIT="${KILN_COMMIT:-unknown}" KILN_GPU_LOG="$OUT/gpu_run.jsonl"

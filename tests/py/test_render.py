@@ -92,6 +92,13 @@ def test_parse_ptxas():
     a, b = buildtools.parse_ptxas(PTXAS)
     assert (a.function, a.registers, a.spill_stores, a.spill_loads, a.stack) == ("kern_a", 255, 12, 16, 8)
     assert (b.function, b.registers, b.spill_stores, b.stack) == ("kern_b", 96, 0, 0)
+    assert not a.wgmma_serialized and not b.wgmma_serialized
+    serial = PTXAS + ("ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are serialized "
+                      "due to non wgmma instructions defining input registers of a wgmma between start and end of the "
+                      "pipeline stage in the function 'kern_b'\n")
+    a, b = buildtools.parse_ptxas(serial)
+    assert not a.wgmma_serialized and b.wgmma_serialized
+    assert b.line().endswith("wgmma_serialized=1")
 
 
 def test_embed(tmp_path):
