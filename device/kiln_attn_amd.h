@@ -9,6 +9,7 @@
 
 #include "abi/kiln_attn_abi.h"
 #include "kiln_amd_lds.h"  // u32x4, LdsTile, ceil_div
+#include "kiln_attn_common.h"  // AttnSeq, attn_seq, attn_descale, attn_sl2
 #include "kiln_device.h"
 
 namespace kiln {
@@ -25,20 +26,6 @@ KILN_DEVICE uint32_t lane_read(uint32_t x, int from) {
 template <class T> KILN_DEVICE uint32_t pack_halves(float lo, float hi) {
     return (uint32_t)__builtin_bit_cast(uint16_t, (T)lo) | (uint32_t)__builtin_bit_cast(uint16_t, (T)hi) << 16;
 }
-
-// The rows of sequence b: where its queries and keys start, how many (varlen: from cu_seqlens, else the fixed lengths).
-struct AttnSeq {
-    int64_t q_first, k_first;
-    int len_q, len_k;
-};
-KILN_DEVICE AttnSeq attn_seq(const kiln_attn_params &p, int b) {
-    if (!p.cu_seqlens_q) return AttnSeq{0, 0, p.seqlen_q, p.seqlen_k};
-    const int q0 = p.cu_seqlens_q[b], k0 = p.cu_seqlens_k[b];
-    return AttnSeq{q0, k0, p.cu_seqlens_q[b + 1] - q0, p.cu_seqlens_k[b + 1] - k0};
-}
-
-// A descale factor (1 when the pointer is null).
-KILN_DEVICE float attn_descale(const float *d, int64_t i) { return d ? d[i] : 1.f; }
 
 // The first query row of this workgroup (BM rows): causal blocks further down see more keys, so they start first.
 template <int BM> KILN_DEVICE int attn_first_row(const kiln_attn_params &p) {
@@ -104,7 +91,7 @@ template <int BM, int BN> KILN_DEVICE bool attn_block(const kiln_attn_params &p,
     if (w.m0 >= w.sq.len_q) return false;
     w.kvh = w.h / (p.heads_q / p.heads_kv);
     w.di = w.b * p.descale_stride_b + w.kvh * p.descale_stride_h;
-    w.sl2 = p.softmax_scale * attn_descale(p.q_descale, w.di) * attn_descale(p.k_descale, w.di) * 1.4426950408889634f;
+    w.sl2 = attn_sl2(p, w.di);
     w.keys = AttnKeys{w.sq.len_k - w.sq.len_q, w.sq.len_k, p.causal};
     const int n_end = w.keys.limit(w.m0 + BM - 1);
     w.n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;

@@ -52,6 +52,7 @@
 #define KILN_ATTN_MMA_H
 
 #include "abi/kiln_attn_abi.h"
+#include "kiln_attn_common.h"  // attn_seq, attn_descale, attn_sl2 (FRESH: read again by the epilogue)
 #include "kiln_gemm_mma.h"  // LdsTile, load_tile (and kiln_mma_ptx.h: cp.async, ldmatrix, fp8 mma)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
@@ -220,33 +221,17 @@ template <class C> struct AttnMma {
         }
     }
 
-    // The rows of sequence b: where its queries and keys start, how many. Read again by the epilogue rather than
-    // kept across the key loop (volatile: the second read is not merged with the first), which saves registers.
-    struct Seq {
-        int64_t q_first, k_first;
-        int len_q, len_k;
-    };
-    KILN_DEVICE static Seq seq_of(const kiln_attn_params &p, int b) {
-        if (!p.cu_seqlens_q) return Seq{0, 0, p.seqlen_q, p.seqlen_k};
-        const volatile int32_t *cq = p.cu_seqlens_q, *ck = p.cu_seqlens_k;
-        const int q0 = cq[b], k0 = ck[b];
-        return Seq{q0, k0, cq[b + 1] - q0, ck[b + 1] - k0};
-    }
-    KILN_DEVICE static float descale(const float *d, int64_t i) {
-        return d ? *(const volatile float *)(d + i) : 1.f;
-    }
-
     KILN_DEVICE static void run(const kiln_attn_params &p, uint8_t *smem) {
         const int tid = thread_x(), lane = tid & 31, warp = tid >> 5;
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
         // Causal blocks further down see more keys: start those first.
         const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
         const bool varlen = p.cu_seqlens_q != nullptr;
-        const Seq sq0 = seq_of(p, b);
+        const AttnSeq sq0 = attn_seq<true>(p, b);
         const int len_q = sq0.len_q, len_k = sq0.len_k;
         if (m0 >= len_q) return;
         const int kvh = h / (p.heads_q / p.heads_kv);
-        const int64_t di = b * p.descale_stride_b + kvh * p.descale_stride_h;
+        const int64_t di = attn_descale_index(p, b, h);
 
         const uint8_t *gq = (const uint8_t *)p.q + (varlen ? sq0.q_first * p.q_stride_s : b * p.q_stride_b) +
                             h * p.q_stride_h;
@@ -255,7 +240,7 @@ template <class C> struct AttnMma {
         const uint8_t *gv = (const uint8_t *)p.v + (varlen ? sq0.k_first * p.v_stride_s : b * p.v_stride_b) +
                             kvh * p.v_stride_h;
         // Softmax in base 2: exp(scale * qd * kd * s) = 2^(s * sl2).
-        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        const float sl2 = attn_sl2<true>(p, di);
 
         // Keys this block sees: causal row i sees keys <= i + off.
         const int off = len_k - len_q;
@@ -315,11 +300,11 @@ template <class C> struct AttnMma {
         const int tid = thread_x(), q4 = tid & 3, b = (int)blockIdx.z, h = (int)blockIdx.y;
         const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
         const int row_g = m0 + (tid >> 5) * 16 + ((tid & 31) >> 2);
-        const Seq sq = seq_of(p, b);
+        const AttnSeq sq = attn_seq<true>(p, b);
         const bool varlen = p.cu_seqlens_q != nullptr;
-        const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
-        const float vd = descale(p.v_descale, di);
-        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        const int64_t di = attn_descale_index(p, b, h);
+        const float vd = attn_descale<true>(p.v_descale, di);
+        const float sl2 = attn_sl2<true>(p, di);
         TO *go = (TO *)p.o + (varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {

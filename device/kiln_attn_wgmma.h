@@ -110,18 +110,6 @@ template <class C> struct AttnWgmma {
         KILN_DEVICE uint64_t *vfull(int s) const { return base + 1 + 4 * ST + s; }
     };
 
-    struct Seq {
-        int64_t q_first, k_first;
-        int len_q, len_k;
-    };
-    KILN_DEVICE static Seq seq_of(const kiln_attn_params &p, int b) {
-        if (!p.cu_seqlens_q) return Seq{0, 0, p.seqlen_q, p.seqlen_k};
-        const volatile int32_t *cq = p.cu_seqlens_q, *ck = p.cu_seqlens_k;
-        const int q0 = cq[b], k0 = ck[b];
-        return Seq{q0, k0, cq[b + 1] - q0, ck[b + 1] - k0};
-    }
-    KILN_DEVICE static float descale(const float *d, int64_t i) { return d ? *(const volatile float *)(d + i) : 1.f; }
-
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
     KILN_DEVICE static void load_rows(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int rows, int head,
                                       int r0, int b) {
@@ -158,7 +146,7 @@ template <class C> struct AttnWgmma {
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
         const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
         const bool varlen = p.cu_seqlens_q != nullptr;
-        const Seq sq = seq_of(p, b);
+        const AttnSeq sq = attn_seq<true>(p, b);
         if (m0 >= sq.len_q) return;  // the whole CTA: before any barrier
         const int kvh = h / (p.heads_q / p.heads_kv);
         const int off = sq.len_k - sq.len_q;
@@ -312,10 +300,10 @@ template <class C> struct AttnWgmma {
     KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
                                     int lane, int m0, int n_tiles, int off, int len_k) {
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
-        const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
+        const int64_t di = attn_descale_index(p, b, h);
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
-        r.sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        r.sl2 = attn_sl2<true>(p, di);
         r.wr0 = m0 + 64 * cw + 16 * warp;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
@@ -430,11 +418,11 @@ template <class C> struct AttnWgmma {
                                      float (&lrow)[2], int wr0) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
-        const Seq sq = seq_of(p, b);
+        const AttnSeq sq = attn_seq<true>(p, b);
         const bool varlen = p.cu_seqlens_q != nullptr;
-        const int64_t di = b * p.descale_stride_b + (h / (p.heads_q / p.heads_kv)) * p.descale_stride_h;
-        const float vd = descale(p.v_descale, di);
-        const float sl2 = p.softmax_scale * descale(p.q_descale, di) * descale(p.k_descale, di) * 1.4426950408889634f;
+        const int64_t di = attn_descale_index(p, b, h);
+        const float vd = attn_descale<true>(p.v_descale, di);
+        const float sl2 = attn_sl2<true>(p, di);
         TO *go = (TO *)p.o + (varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
