@@ -102,8 +102,6 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n128_s2_e4m3_bf16, WD128S2)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_e4m3_bf16, WD256S2)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_n128_s1_e4m3_bf16, WD64M64)
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_n128_s1_e4m3_bf16, WD128M64)
-#else
-struct kiln_attn_tma_params {};
 #endif
 
 struct Kernel {
