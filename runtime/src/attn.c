@@ -550,7 +550,7 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
     memset(&P, 0, sizeof P);
     fill(p, a, &P.p);
     if (sol->family == KILN_FAMILY_WGMMA) {
-        const char *refusal = wgmma_refusal(p, 1, h);
+        const char *refusal = algo ? wgmma_refusal(p, 1, h) : NULL; /* select_attn refused these already */
         if (refusal)
             return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s: %s", sol->name, refusal);
         st = encode_maps(h, p, a, sol, &P);
