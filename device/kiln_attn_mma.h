@@ -94,6 +94,33 @@ template <> struct PackOut<kiln_f16> {
     }
 };
 
+// What the NVIDIA epilogues (mma and wgmma families) need of (sequence b, query head h), read again at the end of the
+// kernel (FRESH) rather than kept live through the key loop: the sequence, O's head, v_descale and sl2; store_lse
+// writes a row's lse from its raw-score max m and its row sum l (P scaled by 2^8; -inf for a row that saw no key).
+template <class TO> struct AttnOut {
+    AttnSeq sq;
+    TO *o;  // row 0 of head h of sequence b
+    float vd, sl2;
+    int b, h;
+    KILN_DEVICE AttnOut(const kiln_attn_params &p, int b_, int h_) : b(b_), h(h_) {
+        sq = attn_seq<true>(p, b);
+        const int64_t di = attn_descale_index(p, b, h);
+        vd = attn_descale<true>(p.v_descale, di);
+        sl2 = attn_sl2<true>(p, di);
+        o = (TO *)p.o + (p.cu_seqlens_q ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
+    }
+    KILN_DEVICE void store_lse(const kiln_attn_params &p, int row, float m, float l) const {
+        float *lse = p.lse + (p.cu_seqlens_q ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
+        *lse = l > 0.f ? (m * sl2 - 8.f + log2f(l)) * 0.6931471805599453f : -INFINITY;
+    }
+};
+
+// The row sum of a row held by 4 lanes (a quad): each lane's share added over the quad.
+KILN_DEVICE float quad_sum(float l) {
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    return l + __shfl_xor_sync(0xffffffffu, l, 2);
+}
+
 // Config C: D (64, 128, 256), BM = 16 * WARPS, BN (multiple of 32), WARPS, MIN_BLOCKS (launch bounds),
 // T8 (kiln_e4m3 or kiln_e5m2: Q, K and V), TO (kiln_bf16 or kiln_f16).
 template <class C> struct AttnMma {
@@ -300,21 +327,14 @@ template <class C> struct AttnMma {
         const int tid = thread_x(), q4 = tid & 3, b = (int)blockIdx.z, h = (int)blockIdx.y;
         const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
         const int row_g = m0 + (tid >> 5) * 16 + ((tid & 31) >> 2);
-        const AttnSeq sq = attn_seq<true>(p, b);
-        const bool varlen = p.cu_seqlens_q != nullptr;
-        const int64_t di = attn_descale_index(p, b, h);
-        const float vd = attn_descale<true>(p.v_descale, di);
-        const float sl2 = attn_sl2<true>(p, di);
-        TO *go = (TO *)p.o + (varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
+        const AttnOut<TO> out(p, b, h);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            float l = st.l[hh];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float l = quad_sum(st.l[hh]);
             const int row = row_g + 8 * hh;
-            if (row >= sq.len_q) continue;
-            const float inv = l > 0.f ? vd / l : 0.f;
-            TO *orow = go + row * p.o_stride_s + 4 * q4;
+            if (row >= out.sq.len_q) continue;
+            const float inv = l > 0.f ? out.vd / l : 0.f;
+            TO *orow = out.o + row * p.o_stride_s + 4 * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t) {
                 uint2 v;
@@ -322,10 +342,7 @@ template <class C> struct AttnMma {
                 v.y = PackOut<TO>::pair(st.o[t][0][2 * hh + 1] * inv, st.o[t][1][2 * hh + 1] * inv);
                 *reinterpret_cast<uint2 *>(orow + 16 * t) = v;
             }
-            if (p.lse && q4 == 0) {
-                float *lse = p.lse + (varlen ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
-                *lse = l > 0.f ? (st.m[hh] * sl2 - 8.f + log2f(l)) * 0.6931471805599453f : -INFINITY;
-            }
+            if (p.lse && q4 == 0) out.store_lse(p, row, st.m[hh], l);
         }
     }
 };

@@ -415,32 +415,21 @@ template <class C> struct AttnWgmma {
     }
 
     KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[D / 2], const float (&mrow)[2],
-                                     float (&lrow)[2], int wr0) {
+                                     const float (&lrow)[2], int wr0) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
-        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
-        const AttnSeq sq = attn_seq<true>(p, b);
-        const bool varlen = p.cu_seqlens_q != nullptr;
-        const int64_t di = attn_descale_index(p, b, h);
-        const float vd = attn_descale<true>(p.v_descale, di);
-        const float sl2 = attn_sl2<true>(p, di);
-        TO *go = (TO *)p.o + (varlen ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
+        const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            float l = lrow[hh];
-            l += __shfl_xor_sync(0xffffffffu, l, 1);
-            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float l = quad_sum(lrow[hh]);
             const int row = wr0 + g + 8 * hh;
-            if (row >= sq.len_q) continue;
-            const float inv = l > 0.f ? vd / l : 0.f;
-            TO *orow = go + row * p.o_stride_s + 2 * q4;
+            if (row >= out.sq.len_q) continue;
+            const float inv = l > 0.f ? out.vd / l : 0.f;
+            TO *orow = out.o + row * p.o_stride_s + 2 * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t)
                 *reinterpret_cast<uint32_t *>(orow + 8 * t) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
-            if (p.lse && q4 == 0) {
-                float *lse = p.lse + (varlen ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
-                *lse = l > 0.f ? (mrow[hh] * sl2 - 8.f + log2f(l)) * 0.6931471805599453f : -INFINITY;
-            }
+            if (p.lse && q4 == 0) out.store_lse(p, row, mrow[hh], l);
         }
     }
 };
