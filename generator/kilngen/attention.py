@@ -116,6 +116,12 @@ def _mfma_rules(s: "AttnSolution") -> list:
     elif s.bn not in (32, 64, 128) or s.bn % m or (s.bn // (8 * (64 // m))) % 2:
         allowed = "32, 64 or 128" if m == 32 else "64 or 128"
         out.append(("bn", f"{s.bn} must be {allowed} with bm {s.bm} (whole key blocks and 16-byte V^T reads)"))
+    return out + _amd_stages_occ(s)
+
+
+def _amd_stages_occ(s: "AttnSolution") -> list:
+    """The LDS buffers and the occupancy target, as both AMD families take them."""
+    out = []
     if s.stages not in (1, 2):
         out.append(("stages", f"{s.stages} must be 1 or 2 (LDS buffers)"))
     most = AMD_INFO[s.arch].max_waves_per_simd
@@ -193,12 +199,7 @@ def _wmma_rules(s: "AttnSolution") -> list:
         out.append(("bm", f"{s.bm} must be 64 or 128 (4 or 8 waves of 16 query rows)"))
     if s.bn not in (32, 64, 128):
         out.append(("bn", f"{s.bn} must be 32, 64 or 128 (whole 16-key blocks and 16-byte V^T reads)"))
-    if s.stages not in (1, 2):
-        out.append(("stages", f"{s.stages} must be 1 or 2 (LDS buffers)"))
-    most = AMD_INFO[s.arch].max_waves_per_simd
-    if not 1 <= s.occ <= most:
-        out.append(("occ", f"{s.occ} must be in 1..{most} (waves per SIMD on {s.arch.value})"))
-    return out
+    return out + _amd_stages_occ(s)
 
 
 _WMMA_FP8 = {DType.E4M3: "fp8", DType.E5M2: "bf8"}  # the WMMA mnemonics' spelling of the OCP types
