@@ -74,18 +74,46 @@ template <class C, class = void> struct AttnSched {
 template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
     static constexpr int value = C::SCHED;
 };
+// Four fp8 ones in one word.
+template <class T8> struct Fp8Ones {
+    static constexpr uint32_t x4 = 0x38383838u;  // e4m3 1.0
+};
+template <> struct Fp8Ones<kiln_e5m2> {
+    static constexpr uint32_t x4 = 0x3C3C3C3Cu;  // e5m2 1.0
+};
+// C::PSUM (optional, default 0; D 64 or 128): 1 sums P's rows on the tensor cores instead of the FP32 pipe: each V^T
+// stage has 8 more rows of ones, so P V runs at N = D + 8 and its last 8 columns hold the row sums of the e4m3 P
+// (already rescaled with O, the same rounded P that multiplies V).
+template <class C, class = void> struct AttnPsum {
+    static constexpr int value = 0;
+};
+template <class C> struct AttnPsum<C, decltype((void)C::PSUM)> {
+    static constexpr int value = C::PSUM;
+};
+// C::PROMOTE (optional, default 1): n > 0 runs P V into fresh accumulators for n tiles at a time and adds them to
+// O in FP32. wgmma sums fp8 products with fewer bits than FP32, and the error of a sum that keeps growing across the
+// whole key range is a bias, not noise: 256 k32 steps into one accumulator lose ~15% where V's columns have a mean
+// (and diffuse attention makes O that mean). Promotion bounds the steps of any one wgmma sum to n tiles' worth, at
+// D / 2 more registers and D / 2 FP32 adds every n tiles.
+template <class C, class = void> struct AttnPromote {
+    static constexpr int value = 1;
+};
+template <class C> struct AttnPromote<C, decltype((void)C::PROMOTE)> {
+    static constexpr int value = C::PROMOTE;
+};
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
-    static constexpr int SCHED = AttnSched<C>::value;
+    static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
+    static constexpr int NO = D + (PSUM ? 8 : 0);  // P V's columns (O and, with PSUM, the row sums)
     static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels
     static constexpr int PANELS = D / RB;
     static constexpr int RBV = BN;                  // V^T rows
     static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = D / 8;
     using T8 = typename C::T8;
     using TO = typename C::TO;
-    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D;
-    static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * KV_BYTES;
+    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VT_BYTES = BN * NO;
+    static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int OFF_BAR = OFF_VR + 2 * KV_BYTES;
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
     static constexpr int NBARS = 1 + 4 * ST + 2;
@@ -99,6 +127,8 @@ template <class C> struct AttnWgmma {
     static_assert(SCHED >= 0 && SCHED <= 2, "schedule 0, 1 or 2");
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
     static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
+    static_assert(PSUM == 0 || (PSUM == 1 && D <= 128), "row sums on the tensor cores: N = D + 8 <= 256");
+    static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
 
     struct Bars {
         uint64_t *base;
@@ -183,6 +213,11 @@ template <class C> struct AttnWgmma {
                     load_rows(smem + OFF_VR, &maps.v, bars.vfull(0), BN, kvh, krow0, bc);
                 }
             }
+            if (PSUM) {  // rows D .. D + 7 of every V^T stage: ones (made visible by the first tile's fence)
+                for (int i = tid; i < ST * 2 * BN; i += 128)
+                    sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + D * BN) + 4 * (i % (2 * BN)),
+                                  Fp8Ones<T8>::x4);
+            }
             for (int j = 0; j < n_tiles; ++j) {
                 if (tid == 0 && j + 1 < n_tiles) {
                     const int s1 = (j + 1) % ST;
@@ -197,7 +232,7 @@ template <class C> struct AttnWgmma {
                 const int s = j % ST;
                 sm90::mbar_wait(bars.vfull(j & 1), (j >> 1) & 1);
                 if (j >= ST) sm90::mbar_wait(bars.vtempty(s), ((j / ST) - 1) & 1);
-                transpose(smem + OFF_VR + (j & 1) * KV_BYTES, smem + OFF_VT + s * KV_BYTES, warp, lane);
+                transpose(smem + OFF_VR + (j & 1) * KV_BYTES, smem + OFF_VT + s * VT_BYTES, warp, lane);
                 sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
                 sm90::named_barrier(1, 128);
                 if (tid == 0) sm90::mbar_arrive(bars.vtfull(s));
@@ -229,31 +264,41 @@ template <class C> struct AttnWgmma {
         sm90::wgmma_commit();
     }
 
-    // O += P V^T of the tile whose V^T is at vt_base (one wgmma group, not waited for).
-    KILN_DEVICE static void issue_pv(float (&o)[D / 2], const uint32_t (&pa)[PSTEPS][4], uint32_t vt_base) {
+    // O += P V^T of tile j, whose V^T is at vt_base (one wgmma group, not waited for). PROMOTE: into the promotion
+    // accumulators, a fresh sum on the first tile of each group of PROMOTE tiles.
+    KILN_DEVICE static void issue_pv(float (&o)[NO / 2], const uint32_t (&pa)[PSTEPS][4], uint32_t vt_base, int j) {
+        const bool fresh = PROMOTE && j % (PROMOTE ? PROMOTE : 1) == 0;
 #pragma unroll
         for (int kk = 0; kk < PSTEPS; ++kk)
-            WgRS<D, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), 1);
+            WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), kk > 0 || !fresh);
         sm90::wgmma_commit();
     }
 
-    // Online softmax of one S tile (keys n0 ..): masks, moves the running max, makes P = 256 * exp2(..) packed to e4m3
-    // in pa (A registers of each k32 step, key order in the header), adds P's row sums into r.l (after scaling them by
-    // corr) and returns in corr the factor O must be multiplied by (1 where the max did not move). S is only read: in
-    // schedule 1 the next S wgmma is issued while P V of this tile still runs, and ptxas serializes wgmma whose
-    // registers other instructions write inside an open wgmma stage.
+    // Online softmax of one S tile (keys n0 ..): masks (MASK: the tile reaches past a row's last key), moves the
+    // running max, makes P = 256 * exp2(..) packed to e4m3 in pa (A registers of each k32 step, key order in the
+    // header), adds P's row sums into r.l (after scaling them by corr; not with PSUM) and returns in corr the factor O
+    // must be multiplied by (1 where the max did not move). S is only read: in schedule 1 the next S wgmma is issued
+    // while P V of this tile still runs, and ptxas serializes wgmma whose registers other instructions write inside
+    // an open wgmma stage. The unmasked tiles (all but the last one or two of a row block) pay for no key compares.
+    template <bool MASK>
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
-                                    int n0, bool mask, int q4) {
+                                    int n0, int q4) {
         // element i: row g + 8 * ((i >> 1) & 1), key n0 + 8 * (i >> 2) + 2 * q4 + (i & 1)
         auto score = [&](int i) {
-            return mask && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
+            return MASK && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
         };
         float shift[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            float mx = r.m[hh];
+            float v[NB];  // the row max as a tree: log2(NB) dependent steps instead of NB
 #pragma unroll
-            for (int jb = 0; jb < NB; ++jb) mx = fmaxf(mx, fmaxf(score(4 * jb + 2 * hh), score(4 * jb + 2 * hh + 1)));
+            for (int jb = 0; jb < NB; ++jb) v[jb] = fmaxf(score(4 * jb + 2 * hh), score(4 * jb + 2 * hh + 1));
+#pragma unroll
+            for (int w = NB / 2; w > 0; w >>= 1)
+#pragma unroll
+                for (int i = 0; i < NB / 2; ++i)
+                    if (i < w) v[i] = fmaxf(v[i], v[i + w]);
+            float mx = fmaxf(r.m[hh], v[0]);
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             corr[hh] = 1.f;
@@ -264,11 +309,12 @@ template <class C> struct AttnWgmma {
             }
             shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
         }
-        float rs[2] = {0.f, 0.f};
+        float rs[2][PSTEPS];
         // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
         // {10, 11, 14, 15}: each is made and packed on its own, so that few P values are live at a time.
 #pragma unroll
-        for (int kk = 0; kk < PSTEPS; ++kk)
+        for (int kk = 0; kk < PSTEPS; ++kk) {
+            rs[0][kk] = rs[1][kk] = 0.f;
 #pragma unroll
             for (int a = 0; a < 4; ++a) {
                 float c[4];
@@ -276,18 +322,56 @@ template <class C> struct AttnWgmma {
                 for (int x = 0; x < 4; ++x) {
                     const int i = 16 * kk + 8 * (a >> 1) + 2 * (a & 1) + 4 * (x >> 1) + (x & 1);
                     c[x] = fast_exp2(fmaf(score(i), r.sl2, -shift[a & 1]));
-                    rs[a & 1] += c[x];
                 }
                 pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
+                if (!PSUM) rs[a & 1][kk] += (c[0] + c[1]) + (c[2] + c[3]);
             }
-        r.l[0] += rs[0];
-        r.l[1] += rs[1];
+        }
+        if (!PSUM)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+#pragma unroll
+                for (int w = PSTEPS / 2; w > 0; w >>= 1)
+#pragma unroll
+                    for (int i = 0; i < PSTEPS / 2; ++i)
+                        if (i < w) rs[hh][i] += rs[hh][i + w];
+                r.l[hh] += rs[hh][0];
+            }
+    }
+    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
+                                    int n0, bool mask, int q4) {
+        if (mask)
+            softmax<true>(s, pa, r, corr, n0, q4);
+        else
+            softmax<false>(s, pa, r, corr, n0, q4);
     }
 
-    KILN_DEVICE static void rescale(float (&o)[D / 2], const float (&corr)[2]) {
+    // PROMOTE: O += the promotion accumulators (their tiles share O's max), in FP32.
+    KILN_DEVICE static void fold(float (&o)[NO / 2], float (&ot)[NO / 2]) {
+        if (!PROMOTE) return;
+        sm90::fence_regs(ot);
 #pragma unroll
-        for (int t = 0; t < DB; ++t) o[4 * t] *= corr[0], o[4 * t + 1] *= corr[0], o[4 * t + 2] *= corr[1],
-                                     o[4 * t + 3] *= corr[1];
+        for (int i = 0; i < NO / 2; ++i) o[i] += ot[i];
+    }
+
+    KILN_DEVICE static void scale_rows(float (&o)[NO / 2], const float (&corr)[2]) {
+#pragma unroll
+        for (int t = 0; t < NO / 8; ++t) o[4 * t] *= corr[0], o[4 * t + 1] *= corr[0], o[4 * t + 2] *= corr[1],
+                                         o[4 * t + 3] *= corr[1];
+    }
+
+    // P V of tile t has finished and the softmax of tile t + 1 returned corr: with PROMOTE the accumulators are added
+    // to O when t ends a group; then O (and the promotion accumulators, while they hold a partial group) *= corr,
+    // skipped by a warp whose rows all kept their max (most tiles once the max has settled).
+    KILN_DEVICE static void settle(float (&o)[NO / 2], float (&ot)[NO / 2], const float (&corr)[2], int t) {
+        const bool group_done = PROMOTE && t % (PROMOTE ? PROMOTE : 1) == PROMOTE - 1;
+        if (group_done) fold(o, ot);
+        if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) return;
+        scale_rows(o, corr);
+        if (PROMOTE > 1 && !group_done) {
+            sm90::fence_regs(ot);
+            scale_rows(ot, corr);
+        }
     }
 
     template <int R> KILN_DEVICE static void fence_pa(uint32_t (&pa)[R][4]) {
@@ -310,16 +394,20 @@ template <class C> struct AttnWgmma {
             r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
             r.m[hh] = -INFINITY, r.l[hh] = 0.f;
         }
-        float o[D / 2], s[BN / 2], corr[2];
+        float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
+        float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PSTEPS][4];
 #pragma unroll
-        for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+        for (int i = 0; i < NO / 2; ++i) o[i] = 0.f;
         const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
         auto k_base = [&](int j) { return smem_addr(smem + OFF_K + (j % ST) * KV_BYTES); };
-        auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + (j % ST) * KV_BYTES); };
+        auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + (j % ST) * VT_BYTES); };
+        // A tile needs the key compares when it reaches past the keys or, causal, past the CTA's first row's last key:
+        // the same for the whole CTA (a warp's own first row would make the softmax branch divergent for ptxas, which
+        // then serializes the wgmma whose P registers it writes), at the price of masking a few tiles needlessly.
         auto masked = [&](int j) {
             const int n0 = j * BN;
-            return n0 + BN > len_k || (p.causal && n0 + BN - 1 > r.wr0 + off);
+            return n0 + BN > len_k || (p.causal && n0 + BN - 1 > m0 + off);
         };
         sm90::mbar_wait(bars.q(), 0);
 
@@ -339,10 +427,10 @@ template <class C> struct AttnWgmma {
                     if (j > 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
                 }
                 softmax(s, pa, r, corr, j * BN, masked(j), q4);
-                rescale(o, corr);
+                if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
                 sm90::mbar_wait(bars.vtfull(j % ST), ph);
                 sm90::wgmma_fence();
-                issue_pv(o, pa, vt_base(j));
+                issue_pv(acc, pa, vt_base(j), j);
             }
         } else if (n_tiles > 0) {
             // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j) and
@@ -378,7 +466,7 @@ template <class C> struct AttnWgmma {
                 turn_begin();
                 sm90::wgmma_fence();
                 issue_s(s, q_base, k_base(j));
-                issue_pv(o, cur, vt_base(j - 1));
+                issue_pv(acc, cur, vt_base(j - 1), j - 1);
                 turn_end();
                 sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
                 sm90::fence_regs(s);
@@ -388,7 +476,7 @@ template <class C> struct AttnWgmma {
                 sm90::fence_regs(o);
                 fence_pa(cur);
                 if (lane == 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
-                rescale(o, corr);
+                settle(o, ot, corr, j - 1);
             };
             int j = 1;
             for (; j + 1 < n_tiles; j += 2) {
@@ -402,25 +490,27 @@ template <class C> struct AttnWgmma {
             turn_begin();
             sm90::wgmma_fence();
             if (last_in_pn)
-                issue_pv(o, pn, vt_base(jl));
+                issue_pv(acc, pn, vt_base(jl), jl);
             else
-                issue_pv(o, pa, vt_base(jl));
+                issue_pv(acc, pa, vt_base(jl), jl);
             turn_end();
             if (SCHED == 2 && cw == 0) sm90::named_barrier(2, 256);
         }
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
+        if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
         if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty((n_tiles - 1) % ST));
         epilogue(p, o, r.m, r.l, r.wr0);
     }
 
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[D / 2], const float (&mrow)[2],
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const float (&mrow)[2],
                                      const float (&lrow)[2], int wr0) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            const float l = quad_sum(lrow[hh]);
+            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum
+            const float l = PSUM ? o[D / 2 + 2 * hh] : quad_sum(lrow[hh]);
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;

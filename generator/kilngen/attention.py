@@ -44,6 +44,11 @@ PARAMS = (
     AttnParam("sched", "SC", 0, "wgmma: 0 runs each key tile's S, softmax and P V in turn; 1 overlaps the softmax "
                                 "of tile j with P V of tile j - 1 (one more set of P registers); 2 is 1 with the "
                                 "two consumer warpgroups taking turns at the tensor cores"),
+    AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 rows of ones under V^T, P V at N = "
+                               "head_dim + 8) instead of the FP32 pipe; head_dim 64 or 128"),
+    AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
+                                  "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
+                                  "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -135,17 +140,25 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 
 
 WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
-# Accumulators a consumer thread may hold: O (D / 2) + S (BN / 2) + P's fp8 registers (BN / 8, twice with sched >= 1).
-# ptxas gives the consumers the 224 registers setmaxnreg raises them to; 208 held leave room for the addressing and
-# the softmax state (D 256 with BN 128 compiles without spills at 208, with sched 1 at 224 it spills).
-WGMMA_REGS = 208
+# Accumulators a consumer thread may hold: O ((D + 8 psum) / 2, twice with promotion) + S (BN / 2) + P's fp8 registers
+# (BN / 8, twice with sched >= 1). ptxas gives the consumers the 224 registers setmaxnreg raises them to; 216 held
+# leave room for the addressing and the softmax state (D 128, BN 128, psum, promote at sched 0 compiles without
+# spills at 216; with sched 1, 232 spill).
+WGMMA_REGS = 216
+
+
+def _wgmma_held(s: "AttnSolution") -> int:
+    o = (s.head_dim + 8 * s.psum) // 2
+    return o * (2 if s.promote else 1) + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
 
 
 def _wgmma_lds(s: "AttnSolution") -> int:
-    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K and V^T rings (stages x BN x D each), two raw V tiles, the
-    mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the swizzle."""
+    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x BN x (D + 8 rows
+    of ones with psum)), two raw V tiles, the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the
+    swizzle."""
     tile = s.bn * s.head_dim
-    return s.bm * s.head_dim + 2 * s.stages * tile + 2 * tile + 8 * (1 + 4 * s.stages + 2) + 1024
+    vt = s.bn * (s.head_dim + 8 * s.psum)
+    return s.bm * s.head_dim + s.stages * (tile + vt) + 2 * tile + 8 * (1 + 4 * s.stages + 2) + 1024
 
 
 def _wgmma_rules(s: "AttnSolution") -> list:
@@ -156,20 +169,29 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("sched", "2 alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.head_dim // 2 + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8) > WGMMA_REGS:
-        held = s.head_dim // 2 + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
-        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (sched {s.sched}) holds {held} accumulator registers "
-                          f"a thread; at most {WGMMA_REGS} fit (use bn 64)"))
+    elif _wgmma_held(s) > WGMMA_REGS and s.sched in (0, 1, 2) and not (s.psum and s.head_dim > 128):
+        # (a bad sched or psum is blamed below instead)
+        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (sched {s.sched}, psum {s.psum}, promote "
+                          f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most {WGMMA_REGS} "
+                          f"fit" + (" (head_dim 256: O and its promotion sums alone hold 256)" if s.head_dim == 256
+                                    else " (use bn 64 or sched 0)")))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
     if s.sched not in (0, 1, 2):
         out.append(("sched", f"{s.sched} must be 0 (tile by tile), 1 (softmax overlapping P V) or 2 (1 with the "
                               f"consumers taking turns)"))
+    if s.psum not in (0, 1):
+        out.append(("psum", f"{s.psum} must be 0 (row sums in FP32) or 1 (on the tensor cores)"))
+    elif s.psum and s.head_dim > 128:
+        out.append(("psum", f"head_dim {s.head_dim}: P V with the row sums would be N = {s.head_dim + 8} > 256"))
+    if not 1 <= s.promote <= 4:
+        out.append(("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)"))
     return out
 
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
-    return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched))
+    return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
+            ("PROMOTE", s.promote))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -215,7 +237,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 
 FAMILIES = {
-    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages", "sched"),
+    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages", "sched", "psum", "promote"),
                              threads=lambda s: 128 + 2 * s.bm, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
                              constants=_wgmma_constants, matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
@@ -255,6 +277,8 @@ class AttnSolution:
     warps: int = 0    # the parameters a family does not take stay 0 (and are not in its names)
     stages: int = 0
     sched: int = 0
+    psum: int = 0
+    promote: int = 0
     occ: int = 0
 
     @property

@@ -35,19 +35,20 @@ def require(d=128):
     torch.cuda.synchronize()
 
 
-def make(b, sq, sk, hq, hk, d, per_head=False, outliers=False):
+def make(b, sq, sk, hq, hk, d, per_head=False, outliers=False, v_mean=0.0):
     q = torch.randn(b, sq, hq, d, device="cuda")
     k = torch.randn(b, sk, hk, d, device="cuda")
-    v = torch.randn(b, sk, hk, d, device="cuda")
+    v = torch.randn(b, sk, hk, d, device="cuda") + v_mean
     if outliers:
         for t in (q, k, v):
             t.view(-1)[torch.randint(0, t.numel(), (max(1, t.numel() // 1000),), device="cuda")] *= 50
     return kiln.quantize_qkv(q, k, v, dtype=fp8_type(), per_head=per_head)
 
 
-def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, out_dtype=None, outliers=False):
+def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, out_dtype=None, outliers=False,
+             v_mean=0.0):
     out_dtype = out_dtype or torch.bfloat16
-    qf, kf, vf, (sq_, sk_, sv_) = make(b, sq, sk, hq, hk, d, per_head, outliers)
+    qf, kf, vf, (sq_, sk_, sv_) = make(b, sq, sk, hq, hk, d, per_head, outliers, v_mean)
     ds = dict(q_descale=sq_, k_descale=sk_, v_descale=sv_) if descales else {}
     out = kt.poison_(torch.empty(b, sq, hq, d, dtype=out_dtype, device="cuda"))
     res, lse = kiln.attention(qf, kf, vf, causal=causal, out=out, return_lse=True, **ds)
@@ -85,6 +86,16 @@ def test_gqa_mqa_descales_per_head():
     run_case(2, 200, 260, 8, 2, 128, per_head=True)
     run_case(2, 200, 260, 8, 1, 128, causal=True, per_head=True)
     run_case(1, 100, 100, 2, 2, 128, descales=False)
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_long_keys_with_v_mean(d):
+    """8192 keys into each output row, V's columns with a mean of 3 (std 1): diffuse attention makes O that mean,
+    so a P V sum that drifts over the key range (wgmma's fp8 sums unpromoted: ~15% low) fails here, not on
+    zero-mean V."""
+    require(d)
+    run_case(1, 64, 8192, 2, 2, d, v_mean=3.0)
+    run_case(1, 8192, 8192, 1, 1, d, causal=True, v_mean=3.0)
 
 
 def test_f16_output_and_outliers():
