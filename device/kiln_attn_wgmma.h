@@ -74,6 +74,20 @@ template <class C, class = void> struct AttnSched {
 template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
     static constexpr int value = C::SCHED;
 };
+// The sum of the four e4m3 values of w (each exact in f16, their sum in f32).
+KILN_DEVICE float e4m3x4_sum(uint32_t w) {
+    float f0, f1, f2, f3;
+    asm("{\n.reg .b16 lo, hi, a, b, c, d;\n.reg .b32 h0, h1;\n"
+        "mov.b32 {lo, hi}, %4;\n"
+        "cvt.rn.f16x2.e4m3x2 h0, lo;\n"
+        "cvt.rn.f16x2.e4m3x2 h1, hi;\n"
+        "mov.b32 {a, b}, h0;\n"
+        "mov.b32 {c, d}, h1;\n"
+        "cvt.f32.f16 %0, a;\ncvt.f32.f16 %1, b;\ncvt.f32.f16 %2, c;\ncvt.f32.f16 %3, d;\n}\n"
+        : "=f"(f0), "=f"(f1), "=f"(f2), "=f"(f3)
+        : "r"(w));
+    return (f0 + f1) + (f2 + f3);
+}
 // Four fp8 ones in one word.
 template <class T8> struct Fp8Ones {
     static constexpr uint32_t x4 = 0x38383838u;  // e4m3 1.0
@@ -83,7 +97,9 @@ template <> struct Fp8Ones<kiln_e5m2> {
 };
 // C::PSUM (optional, default 0; D 64 or 128): 1 sums P's rows on the tensor cores instead of the FP32 pipe: each V^T
 // stage has 8 more rows of ones, so P V runs at N = D + 8 and its last 8 columns hold the row sums of the e4m3 P
-// (already rescaled with O, the same rounded P that multiplies V).
+// (already rescaled with O, the same rounded P that multiplies V: O is normalized by them). For the lse, the masked
+// tiles (the only ones of a row that sees few keys, where P's rounding to e4m3 does not average out) also add
+// sum(P - e4m3(P)) in FP32.
 template <class C, class = void> struct AttnPsum {
     static constexpr int value = 0;
 };
@@ -276,7 +292,8 @@ template <class C> struct AttnWgmma {
 
     // Online softmax of one S tile (keys n0 ..): masks (MASK: the tile reaches past a row's last key), moves the
     // running max, makes P = 256 * exp2(..) packed to e4m3 in pa (A registers of each k32 step, key order in the
-    // header), adds P's row sums into r.l (after scaling them by corr; not with PSUM) and returns in corr the factor O
+    // header), adds P's row sums into r.l (after scaling them by corr; with PSUM only, on masked tiles, what rounding
+    // P to e4m3 took from them) and returns in corr the factor O
     // must be multiplied by (1 where the max did not move). S is only read: in schedule 1 the next S wgmma is issued
     // while P V of this tile still runs, and ptxas serializes wgmma whose registers other instructions write inside
     // an open wgmma stage. The unmasked tiles (all but the last one or two of a row block) pay for no key compares.
@@ -324,10 +341,13 @@ template <class C> struct AttnWgmma {
                     c[x] = fast_exp2(fmaf(score(i), r.sl2, -shift[a & 1]));
                 }
                 pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
-                if (!PSUM) rs[a & 1][kk] += (c[0] + c[1]) + (c[2] + c[3]);
+                if (!PSUM)
+                    rs[a & 1][kk] += (c[0] + c[1]) + (c[2] + c[3]);
+                else if (MASK)
+                    rs[a & 1][kk] += ((c[0] + c[1]) + (c[2] + c[3])) - e4m3x4_sum(pa[kk][a]);
             }
         }
-        if (!PSUM)
+        if (!PSUM || MASK)
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
 #pragma unroll
@@ -509,8 +529,9 @@ template <class C> struct AttnWgmma {
         const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum
+            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the e4m3 P, lrow what rounding took
             const float l = PSUM ? o[D / 2 + 2 * hh] : quad_sum(lrow[hh]);
+            const float l_lse = PSUM ? l + quad_sum(lrow[hh]) : l;
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;
@@ -519,7 +540,7 @@ template <class C> struct AttnWgmma {
             for (int t = 0; t < DB; ++t)
                 *reinterpret_cast<uint32_t *>(orow + 8 * t) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
-            if (p.lse && q4 == 0) out.store_lse(p, row, mrow[hh], l);
+            if (p.lse && q4 == 0) out.store_lse(p, row, mrow[hh], l_lse);
         }
     }
 };
