@@ -121,16 +121,19 @@ template <class C> struct AttnPromote<C, decltype((void)C::PROMOTE)> {
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
-    static constexpr int NO = D + (PSUM ? 8 : 0);  // P V's columns (O and, with PSUM, the row sums)
-    static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels
+    // O's columns per pass over the keys: head dim 256 makes two passes of 128 (S is recomputed for each: a third
+    // more tensor work, but O and its promotion sums fit the registers), the others one.
+    static constexpr int DV = D > 128 ? 128 : D, NPASS = D / DV;
+    static constexpr int NO = DV + (PSUM ? 8 : 0);  // P V's columns (O and, with PSUM, the row sums)
+    static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels (a pass's V columns are one panel)
     static constexpr int PANELS = D / RB;
     static constexpr int RBV = BN;                  // V^T rows
-    static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = D / 8;
+    static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = DV / 8;
     using T8 = typename C::T8;
     using TO = typename C::TO;
-    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VT_BYTES = BN * NO;
+    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV, VT_BYTES = BN * NO;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
-    static constexpr int OFF_BAR = OFF_VR + 2 * KV_BYTES;
+    static constexpr int OFF_BAR = OFF_VR + 2 * VR_BYTES;
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
     static constexpr int NBARS = 1 + 4 * ST + 2;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
@@ -143,7 +146,8 @@ template <class C> struct AttnWgmma {
     static_assert(SCHED >= 0 && SCHED <= 2, "schedule 0, 1 or 2");
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
     static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
-    static_assert(PSUM == 0 || (PSUM == 1 && D <= 128), "row sums on the tensor cores: N = D + 8 <= 256");
+    static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
+    static_assert(DV == RB, "a pass's V columns are one panel");
     static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
 
     struct Bars {
@@ -164,18 +168,18 @@ template <class C> struct AttnWgmma {
             sm90::tma_load_4d(dst + pnl * rows * RB, map, bar, pnl * RB, head, r0, b);
     }
 
-    // One V tile [BN][D] (raw, RB-swizzled panels) -> V^T [D][BN] (RBV-swizzled), keys in P's order (header). Each warp
-    // takes 32-key x 16-column blocks: ldmatrix.x4.trans (keys 0-7, 8-15, 16-23, 24-31 of the step) + 4 byte permutes
-    // give the 4-key words of columns 16t + 2g and 16t + 2g + 1.
+    // One pass's V tile [BN][DV] (raw, one RB-swizzled panel) -> V^T [DV][BN] (RBV-swizzled), keys in P's order
+    // (header). Each warp takes 32-key x 16-column blocks: ldmatrix.x4.trans (keys 0-7, 8-15, 16-23, 24-31 of the
+    // step) + 4 byte permutes give the 4-key words of columns 16t + 2g and 16t + 2g + 1.
     KILN_DEVICE static void transpose(const uint8_t *vr, uint8_t *vt, int warp, int lane) {
         const int g = lane >> 2, q = lane & 3;
-        constexpr int JOBS = PSTEPS * (D / 16);
+        constexpr int JOBS = PSTEPS * (DV / 16);
 #pragma unroll 4
         for (int job = warp; job < JOBS; job += 4) {
-            const int kk = job / (D / 16), t = job % (D / 16);
+            const int kk = job / (DV / 16), t = job % (DV / 16);
             const int key = 32 * kk + lane, c = 16 * t;
             uint32_t r[4];
-            ldmatrix_x4_trans(r, vr + (c / RB) * BN * RB + sm90::swz<RB>(key, c % RB));
+            ldmatrix_x4_trans(r, vr + sm90::swz<RB>(key, c));
             const uint32_t be0 = __byte_perm(r[0], r[1], 0x6420), bo0 = __byte_perm(r[0], r[1], 0x7531);
             const uint32_t be1 = __byte_perm(r[2], r[3], 0x6420), bo1 = __byte_perm(r[2], r[3], 0x7531);
             const int d0 = c + 2 * g, kb = 32 * kk + 4 * q;
@@ -218,40 +222,41 @@ template <class C> struct AttnWgmma {
 
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
+            // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass.
+            const int total = NPASS * n_tiles;
+            auto load_kv = [&](int t) {
+                const int pass = NPASS == 1 ? 0 : t / n_tiles;
+                const int st = t % ST, row = krow0 + (t - pass * n_tiles) * BN;
+                sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
+                load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
+                // raw V buffer t & 1 was last read by the transpose of tile t - 2 (the named barrier below)
+                sm90::mbar_arrive_expect_tx(bars.vfull(t & 1), VR_BYTES);
+                sm90::tma_load_4d(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), pass * DV, kvh, row,
+                                  bc);
+            };
             if (tid == 0) {
                 sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
                 sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
                 load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
-                if (n_tiles > 0) {
-                    sm90::mbar_arrive_expect_tx(bars.kfull(0), KV_BYTES);
-                    load_rows(smem + OFF_K, &maps.k, bars.kfull(0), BN, kvh, krow0, bc);
-                    sm90::mbar_arrive_expect_tx(bars.vfull(0), KV_BYTES);
-                    load_rows(smem + OFF_VR, &maps.v, bars.vfull(0), BN, kvh, krow0, bc);
-                }
+                if (total > 0) load_kv(0);
             }
-            if (PSUM) {  // rows D .. D + 7 of every V^T stage: ones (made visible by the first tile's fence)
+            if (PSUM) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
                 for (int i = tid; i < ST * 2 * BN; i += 128)
-                    sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + D * BN) + 4 * (i % (2 * BN)),
+                    sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
                                   Fp8Ones<T8>::x4);
             }
-            for (int j = 0; j < n_tiles; ++j) {
-                if (tid == 0 && j + 1 < n_tiles) {
-                    const int s1 = (j + 1) % ST;
-                    if (j + 1 >= ST) sm90::mbar_wait(bars.kempty(s1), (((j + 1) / ST) - 1) & 1);
-                    sm90::mbar_arrive_expect_tx(bars.kfull(s1), KV_BYTES);
-                    load_rows(smem + OFF_K + s1 * KV_BYTES, &maps.k, bars.kfull(s1), BN, kvh, krow0 + (j + 1) * BN, bc);
-                    // raw V buffer (j + 1) & 1 was last read by the transpose of tile j - 1 (the barrier below)
-                    sm90::mbar_arrive_expect_tx(bars.vfull((j + 1) & 1), KV_BYTES);
-                    load_rows(smem + OFF_VR + ((j + 1) & 1) * KV_BYTES, &maps.v, bars.vfull((j + 1) & 1), BN, kvh,
-                              krow0 + (j + 1) * BN, bc);
+            for (int t = 0; t < total; ++t) {
+                if (tid == 0 && t + 1 < total) {
+                    if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
+                    load_kv(t + 1);
                 }
-                const int s = j % ST;
-                sm90::mbar_wait(bars.vfull(j & 1), (j >> 1) & 1);
-                if (j >= ST) sm90::mbar_wait(bars.vtempty(s), ((j / ST) - 1) & 1);
-                transpose(smem + OFF_VR + (j & 1) * KV_BYTES, smem + OFF_VT + s * VT_BYTES, warp, lane);
+                const int st = t % ST;
+                sm90::mbar_wait(bars.vfull(t & 1), (t >> 1) & 1);
+                if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ((t / ST) - 1) & 1);
+                transpose(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                 sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
                 sm90::named_barrier(1, 128);
-                if (tid == 0) sm90::mbar_arrive(bars.vtfull(s));
+                if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
             }
             return;
         }
@@ -410,18 +415,18 @@ template <class C> struct AttnWgmma {
         r.sl2 = attn_sl2<true>(p, di);
         r.wr0 = m0 + 64 * cw + 16 * warp;
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
-            r.m[hh] = -INFINITY, r.l[hh] = 0.f;
-        }
+        for (int hh = 0; hh < 2; ++hh) r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
         float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PSTEPS][4];
-#pragma unroll
-        for (int i = 0; i < NO / 2; ++i) o[i] = 0.f;
         const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
-        auto k_base = [&](int j) { return smem_addr(smem + OFF_K + (j % ST) * KV_BYTES); };
-        auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + (j % ST) * VT_BYTES); };
+        // Ring slots and phases follow the load order t = t0 + j (t0 = pass * n_tiles); tile j's keys are j * BN...
+        int t0 = 0;
+        auto slot = [&](int j) { return (t0 + j) % ST; };
+        auto phase = [&](int j) { return (uint32_t)((t0 + j) / ST) & 1; };
+        auto k_base = [&](int j) { return smem_addr(smem + OFF_K + slot(j) * KV_BYTES); };
+        auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + slot(j) * VT_BYTES); };
+        // (unrolled: with one pass t0 is the constant 0)
         // A tile needs the key compares when it reaches past the keys or, causal, past the CTA's first row's last key:
         // the same for the whole CTA (a warp's own first row would make the softmax branch divergent for ptxas, which
         // then serializes the wgmma whose P registers it writes), at the price of masking a few tiles needlessly.
@@ -431,116 +436,126 @@ template <class C> struct AttnWgmma {
         };
         sm90::mbar_wait(bars.q(), 0);
 
-        if (SCHED == 0) {
-            // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running.
-            for (int j = 0; j < n_tiles; ++j) {
-                const uint32_t ph = (j / ST) & 1;
-                sm90::mbar_wait(bars.kfull(j % ST), ph);
-                sm90::wgmma_fence();
-                issue_s(s, q_base, k_base(j));
-                sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
-                sm90::fence_regs(s);
-                sm90::fence_regs(o);
-                fence_pa(pa);
-                if (lane == 0) {
-                    sm90::mbar_arrive(bars.kempty(j % ST));
-                    if (j > 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
+#pragma unroll
+        for (int pass = 0; pass < NPASS; ++pass) {
+            t0 = pass * n_tiles;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) r.m[hh] = -INFINITY, r.l[hh] = 0.f;
+#pragma unroll
+            for (int i = 0; i < NO / 2; ++i) o[i] = 0.f;
+            if (SCHED == 0) {
+                // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running.
+                for (int j = 0; j < n_tiles; ++j) {
+                    const uint32_t ph = phase(j);
+                    sm90::mbar_wait(bars.kfull(slot(j)), ph);
+                    sm90::wgmma_fence();
+                    issue_s(s, q_base, k_base(j));
+                    sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
+                    sm90::fence_regs(s);
+                    sm90::fence_regs(o);
+                    fence_pa(pa);
+                    if (lane == 0) {
+                        sm90::mbar_arrive(bars.kempty(slot(j)));
+                        if (j > 0) sm90::mbar_arrive(bars.vtempty(slot(j - 1)));
+                    }
+                    softmax(s, pa, r, corr, j * BN, masked(j), q4);
+                    if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
+                    sm90::mbar_wait(bars.vtfull(slot(j)), ph);
+                    sm90::wgmma_fence();
+                    issue_pv(acc, pa, vt_base(j), j);
                 }
-                softmax(s, pa, r, corr, j * BN, masked(j), q4);
-                if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
-                sm90::mbar_wait(bars.vtfull(j % ST), ph);
-                sm90::wgmma_fence();
-                issue_pv(acc, pa, vt_base(j), j);
-            }
-        } else if (n_tiles > 0) {
-            // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j) and
-            // P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once
-            // P V(j - 1) has finished. P of tile j goes to pn while P V(j - 1) still reads pa.
-            // Schedule 2 also takes turns between the two consumers (FlashAttention-3's ping-pong): a consumer issues
-            // its wgmma only in its turn (named barrier 2 + cw: its own 128 threads and the other's 128 arrivals) and
-            // hands the turn over right after, so that one consumer's softmax runs under the other's GEMMs. Consumer
-            // 0 goes first; each takes n_tiles + 1 turns and consumer 0 absorbs consumer 1's last hand-over.
-            auto turn_begin = [&] {
-                if (SCHED == 2) sm90::named_barrier(2 + cw, 256);
-            };
-            auto turn_end = [&] {
-                if (SCHED == 2) sm90::named_arrive(3 - cw, 256);
-            };
-            if (SCHED == 2 && cw == 1) sm90::named_arrive(2, 256);
-            uint32_t pn[PSTEPS][4];
-            sm90::mbar_wait(bars.kfull(0), 0);
-            turn_begin();
-            sm90::wgmma_fence();
-            issue_s(s, q_base, k_base(0));
-            turn_end();
-            sm90::wgmma_wait<0>();
-            sm90::fence_regs(s);
-            if (lane == 0) sm90::mbar_arrive(bars.kempty(0));
-            softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
-            // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile to
-            // tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas, which
-            // then serializes the wgmma).
-            auto step = [&](int j, uint32_t(&cur)[PSTEPS][4], uint32_t(&nxt)[PSTEPS][4]) {
-                sm90::mbar_wait(bars.kfull(j % ST), (j / ST) & 1);
-                sm90::mbar_wait(bars.vtfull((j - 1) % ST), ((j - 1) / ST) & 1);
+            } else if (n_tiles > 0) {
+                // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j)
+                // and P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once
+                // P V(j - 1) has finished. P of tile j goes to pn while P V(j - 1) still reads pa.
+                // Schedule 2 also takes turns between the two consumers (FlashAttention-3's ping-pong): a consumer
+                // issues its wgmma only in its turn (named barrier 2 + cw: its own 128 threads and the other's 128
+                // arrivals) and hands the turn over right after, so that one consumer's softmax runs under the other's
+                // GEMMs. Consumer 0 goes first; each takes n_tiles + 1 turns (a pass) and consumer 0 absorbs consumer
+                // 1's last hand-over.
+                auto turn_begin = [&] {
+                    if (SCHED == 2) sm90::named_barrier(2 + cw, 256);
+                };
+                auto turn_end = [&] {
+                    if (SCHED == 2) sm90::named_arrive(3 - cw, 256);
+                };
+                if (SCHED == 2 && cw == 1) sm90::named_arrive(2, 256);
+                uint32_t pn[PSTEPS][4];
+                sm90::mbar_wait(bars.kfull(slot(0)), phase(0));
                 turn_begin();
                 sm90::wgmma_fence();
-                issue_s(s, q_base, k_base(j));
-                issue_pv(acc, cur, vt_base(j - 1), j - 1);
+                issue_s(s, q_base, k_base(0));
                 turn_end();
-                sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
+                sm90::wgmma_wait<0>();
                 sm90::fence_regs(s);
-                if (lane == 0) sm90::mbar_arrive(bars.kempty(j % ST));
-                softmax(s, nxt, r, corr, j * BN, masked(j), q4);
-                sm90::wgmma_wait<0>();  // P V(j - 1) done: O and cur are free
-                sm90::fence_regs(o);
-                fence_pa(cur);
-                if (lane == 0) sm90::mbar_arrive(bars.vtempty((j - 1) % ST));
-                settle(o, ot, corr, j - 1);
-            };
-            int j = 1;
-            for (; j + 1 < n_tiles; j += 2) {
-                step(j, pa, pn);
-                step(j + 1, pn, pa);
+                if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(0)));
+                softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
+                // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile
+                // to tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas,
+                // which then serializes the wgmma).
+                auto step = [&](int j, uint32_t(&cur)[PSTEPS][4], uint32_t(&nxt)[PSTEPS][4]) {
+                    sm90::mbar_wait(bars.kfull(slot(j)), phase(j));
+                    sm90::mbar_wait(bars.vtfull(slot(j - 1)), phase(j - 1));
+                    turn_begin();
+                    sm90::wgmma_fence();
+                    issue_s(s, q_base, k_base(j));
+                    issue_pv(acc, cur, vt_base(j - 1), j - 1);
+                    turn_end();
+                    sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
+                    sm90::fence_regs(s);
+                    if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(j)));
+                    softmax(s, nxt, r, corr, j * BN, masked(j), q4);
+                    sm90::wgmma_wait<0>();  // P V(j - 1) done: O and cur are free
+                    sm90::fence_regs(o);
+                    fence_pa(cur);
+                    if (lane == 0) sm90::mbar_arrive(bars.vtempty(slot(j - 1)));
+                    settle(o, ot, corr, j - 1);
+                };
+                int j = 1;
+                for (; j + 1 < n_tiles; j += 2) {
+                    step(j, pa, pn);
+                    step(j + 1, pn, pa);
+                }
+                const bool last_in_pn = j < n_tiles;  // an odd number of steps: P of the last tile is in pn
+                if (last_in_pn) step(j, pa, pn);
+                const int jl = n_tiles - 1;
+                sm90::mbar_wait(bars.vtfull(slot(jl)), phase(jl));
+                turn_begin();
+                sm90::wgmma_fence();
+                if (last_in_pn)
+                    issue_pv(acc, pn, vt_base(jl), jl);
+                else
+                    issue_pv(acc, pa, vt_base(jl), jl);
+                turn_end();
+                if (SCHED == 2 && cw == 0) sm90::named_barrier(2, 256);
             }
-            const bool last_in_pn = j < n_tiles;  // an odd number of steps: P of the last tile is in pn
-            if (last_in_pn) step(j, pa, pn);
-            const int jl = n_tiles - 1;
-            sm90::mbar_wait(bars.vtfull(jl % ST), (jl / ST) & 1);
-            turn_begin();
-            sm90::wgmma_fence();
-            if (last_in_pn)
-                issue_pv(acc, pn, vt_base(jl), jl);
-            else
-                issue_pv(acc, pa, vt_base(jl), jl);
-            turn_end();
-            if (SCHED == 2 && cw == 0) sm90::named_barrier(2, 256);
+            sm90::wgmma_wait<0>();
+            sm90::fence_regs(o);
+            if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
+            if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
+            epilogue(p, o, r.m, r.l, r.wr0, pass);
         }
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(o);
-        if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
-        if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty((n_tiles - 1) % ST));
-        epilogue(p, o, r.m, r.l, r.wr0);
     }
 
+    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse).
     KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const float (&mrow)[2],
-                                     const float (&lrow)[2], int wr0) {
+                                     const float (&lrow)[2], int wr0, int pass) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the e4m3 P, lrow what rounding took
-            const float l = PSUM ? o[D / 2 + 2 * hh] : quad_sum(lrow[hh]);
+            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(lrow[hh]);
             const float l_lse = PSUM ? l + quad_sum(lrow[hh]) : l;
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;
-            TO *orow = out.o + row * p.o_stride_s + 2 * q4;
+            TO *orow = out.o + row * p.o_stride_s + pass * DV + 2 * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t)
                 *reinterpret_cast<uint32_t *>(orow + 8 * t) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
-            if (p.lse && q4 == 0) out.store_lse(p, row, mrow[hh], l_lse);
+            if (p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, mrow[hh], l_lse);
         }
     }
 };

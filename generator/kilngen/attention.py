@@ -45,7 +45,7 @@ PARAMS = (
                                 "of tile j with P V of tile j - 1 (one more set of P registers); 2 is 1 with the "
                                 "two consumer warpgroups taking turns at the tensor cores"),
     AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 rows of ones under V^T, P V at N = "
-                               "head_dim + 8) instead of the FP32 pipe; head_dim 64 or 128"),
+                               "128 + 8 or 64 + 8) instead of the FP32 pipe"),
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
                                   "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
                                   "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4"),
@@ -140,25 +140,32 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 
 
 WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
-# Accumulators a consumer thread may hold: O ((D + 8 psum) / 2, twice with promotion) + S (BN / 2) + P's fp8 registers
-# (BN / 8, twice with sched >= 1). ptxas gives the consumers the 224 registers setmaxnreg raises them to; 216 held
-# leave room for the addressing and the softmax state (D 128, BN 128, psum, promote at sched 0 compiles without
-# spills at 216; with sched 1, 232 spill).
-WGMMA_REGS = 216
+# Accumulators a consumer thread may hold: O ((DV + 8 psum) / 2, twice with promotion; DV = min(D, 128): head dim
+# 256 makes two passes of 128 output columns, and its pass state and 8-step S take 8 more) + S (BN / 2) + P's fp8
+# registers (BN / 8, twice with sched >= 1). ptxas gives the consumers the 224 registers setmaxnreg raises them to
+# (240 with bm 64: one consumer); 216 (232) held leave room for the addressing and the softmax state (D 128, BN 128,
+# psum, promote at sched 0 compiles without spills at 216; with sched 1, 232 spill; D 256 with BN 128 spills at 224).
+WGMMA_REGS = {128: 216, 64: 232}
+
+
+def _wgmma_dv(s: "AttnSolution") -> int:
+    """O's columns per pass over the keys (kiln_attn_wgmma.h DV)."""
+    return min(s.head_dim, 128)
 
 
 def _wgmma_held(s: "AttnSolution") -> int:
-    o = (s.head_dim + 8 * s.psum) // 2
-    return o * (2 if s.promote else 1) + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
+    o = (_wgmma_dv(s) + 8 * s.psum) // 2
+    return (o * (2 if s.promote else 1) + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
+            + (8 if s.head_dim > _wgmma_dv(s) else 0))
 
 
 def _wgmma_lds(s: "AttnSolution") -> int:
-    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x BN x (D + 8 rows
-    of ones with psum)), two raw V tiles, the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the
-    swizzle."""
-    tile = s.bn * s.head_dim
-    vt = s.bn * (s.head_dim + 8 * s.psum)
-    return s.bm * s.head_dim + s.stages * (tile + vt) + 2 * tile + 8 * (1 + 4 * s.stages + 2) + 1024
+    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x BN x (DV + 8 rows
+    of ones with psum)), two raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to
+    align the base for the swizzle."""
+    dv = _wgmma_dv(s)
+    return (s.bm * s.head_dim + s.stages * s.bn * (s.head_dim + dv + 8 * s.psum) + 2 * s.bn * dv
+            + 8 * (1 + 4 * s.stages + 2) + 1024)
 
 
 def _wgmma_rules(s: "AttnSolution") -> list:
@@ -169,12 +176,11 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("sched", "2 alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif _wgmma_held(s) > WGMMA_REGS and s.sched in (0, 1, 2) and not (s.psum and s.head_dim > 128):
-        # (a bad sched or psum is blamed below instead)
-        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (sched {s.sched}, psum {s.psum}, promote "
-                          f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most {WGMMA_REGS} "
-                          f"fit" + (" (head_dim 256: O and its promotion sums alone hold 256)" if s.head_dim == 256
-                                    else " (use bn 64 or sched 0)")))
+    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in (0, 1, 2) and s.psum in (0, 1):
+        # (a bad bm, sched or psum is blamed instead)
+        out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (bm {s.bm}, sched {s.sched}, psum {s.psum}, promote "
+                          f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most "
+                          f"{WGMMA_REGS[s.bm]} fit (use bn 64 or sched 0)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
     if s.sched not in (0, 1, 2):
@@ -182,8 +188,6 @@ def _wgmma_rules(s: "AttnSolution") -> list:
                               f"consumers taking turns)"))
     if s.psum not in (0, 1):
         out.append(("psum", f"{s.psum} must be 0 (row sums in FP32) or 1 (on the tensor cores)"))
-    elif s.psum and s.head_dim > 128:
-        out.append(("psum", f"head_dim {s.head_dim}: P V with the row sums would be N = {s.head_dim + 8} > 256"))
     if not 1 <= s.promote <= 4:
         out.append(("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)"))
     return out

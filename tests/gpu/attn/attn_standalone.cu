@@ -84,6 +84,15 @@ using W_attn_wg_m64_d128_ps_e4m3_bf16 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_ps_e4m3_bf16, W_attn_wg_m64_d128_ps_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_ps_e4m3_bf16 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 64, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16)
+// head dim 256: two passes of 128 output columns (bn 128 at sched 0 spills 88 B: the library build refuses it)
+using W_attn_wg_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_e4m3_bf16, W_attn_wg_d256_ps_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_ps_e4m3_bf16 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_ps_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_e4m3_bf16)
+using W_attn_wg_d256_n64_s2_ps_e4m3_bf16 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 2, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_ps_e4m3_bf16, W_attn_wg_d256_n64_s2_ps_e4m3_bf16)
+using W_attn_wg_m64_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 64, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_ps_e4m3_bf16, W_attn_wg_m64_d256_ps_e4m3_bf16)
 // other types
 using W_attn_wg_d128_ps_e5m2_bf16 = WCfg<128, 128, 2, kiln_e5m2, kiln_bf16, 0, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_e5m2_bf16, W_attn_wg_d128_ps_e5m2_bf16)
@@ -650,7 +659,9 @@ static std::vector<Case> cases() {
 #ifndef KILN_ATTN_NO_WGMMA
     for (const char *k : {"attn_wg_d128_ps_e4m3_bf16", "attn_wg_d64_s1_ps_e4m3_bf16", "attn_wg_m64_d128_ps_e4m3_bf16",
                           "attn_wg_m64_d64_s1_ps_e4m3_bf16", "attn_wg_d128_e4m3_bf16", "attn_wg_d128_n64_s1_e4m3_bf16",
-                          "attn_wg_d64_s2_ps_e4m3_bf16", "attn_wg_d128_ps_pr2_e4m3_bf16"})
+                          "attn_wg_d64_s2_ps_e4m3_bf16", "attn_wg_d128_ps_pr2_e4m3_bf16", "attn_wg_d256_ps_e4m3_bf16",
+                          "attn_wg_d256_n64_s1_ps_e4m3_bf16", "attn_wg_d256_n64_s2_ps_e4m3_bf16",
+                          "attn_wg_m64_d256_ps_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -718,6 +729,10 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d64_s1_ps_e4m3_bf16, W_attn_wg_d64_s1_ps_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_ps_e4m3_bf16, W_attn_wg_m64_d128_ps_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_ps_e4m3_bf16, W_attn_wg_d256_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_ps_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s2_ps_e4m3_bf16, W_attn_wg_d256_n64_s2_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d256_ps_e4m3_bf16, W_attn_wg_m64_d256_ps_e4m3_bf16),
                             WKERNEL(attn_wg_d128_ps_e5m2_bf16, W_attn_wg_d128_ps_e5m2_bf16),
                             WKERNEL(attn_wg_d128_ps_e4m3_f16, W_attn_wg_d128_ps_e4m3_f16),
                             WKERNEL(attn_wg_d128_e4m3_bf16, W_attn_wg_d128_e4m3_bf16),
