@@ -131,7 +131,10 @@ template <class C> struct AttnWgmma {
     static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = DV / 8;
     using T8 = typename C::T8;
     using TO = typename C::TO;
-    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV, VT_BYTES = BN * NO;
+    // Every tile starts on 1024 bytes (the 128-byte swizzle's period, which TMA and the descriptors assume): a V^T
+    // stage with the 8 rows of ones (BN 64: 8.5 KB) is padded to the next 1 KB.
+    static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV;
+    static constexpr int VT_BYTES = (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int OFF_BAR = OFF_VR + 2 * VR_BYTES;
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
@@ -148,6 +151,8 @@ template <class C> struct AttnWgmma {
     static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
     static_assert(DV == RB, "a pass's V columns are one panel");
+    static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
+                  "tiles on 1024-byte boundaries");
     static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
 
     struct Bars {

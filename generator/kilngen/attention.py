@@ -161,10 +161,11 @@ def _wgmma_held(s: "AttnSolution") -> int:
 
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x BN x (DV + 8 rows
-    of ones with psum)), two raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to
-    align the base for the swizzle."""
+    of ones with psum), each padded to 1 KB), two raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2)
+    and 1024 bytes to align the base for the swizzle."""
     dv = _wgmma_dv(s)
-    return (s.bm * s.head_dim + s.stages * s.bn * (s.head_dim + dv + 8 * s.psum) + 2 * s.bn * dv
+    vt = -(-s.bn * (dv + 8 * s.psum) // 1024) * 1024  # a V^T stage, padded to 1 KB (the swizzle period)
+    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + vt) + 2 * s.bn * dv
             + 8 * (1 + 4 * s.stages + 2) + 1024)
 
 
@@ -241,9 +242,10 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 
 FAMILIES = {
-    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2", ("stages", "sched", "psum", "promote"),
-                             threads=lambda s: 128 + 2 * s.bm, lds_bytes=_wgmma_lds, rules=_wgmma_rules,
-                             constants=_wgmma_constants, matrix_ops=lambda s: frozenset()),
+    Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
+                             ("stages", "sched", "psum", "promote"), threads=lambda s: 128 + 2 * s.bm,
+                             lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
+                             matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
                            threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,
                            constants=_mma_constants, matrix_ops=lambda s: frozenset()),

@@ -179,6 +179,14 @@ def test_lds_formulas_follow_the_headers():
     gfx11 = attn.AttnSolution(Arch.GFX1151, Family.WMMA, DType.E4M3, DType.BF16, 128, 64, 64, stages=2, occ=3)
     assert gfx12.lds_bytes == 2 * 2 * 64 * 128 and gfx12.threads == 128
     assert gfx11.lds_bytes == gfx12.lds_bytes + 64 * 128  # and the Q tile
+    # wgmma: Q, the K ring, the V^T ring (8 rows of ones with psum, each stage padded to 1 KB), two raw V tiles of a
+    # pass, the mbarriers, 1 KB of alignment
+    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, psum=1,
+                           promote=1)
+    assert wg.lds_bytes == 128 * 256 + 3 * (64 * 256 + 9 * 1024) + 2 * 64 * 128 + 8 * (1 + 4 * 3 + 2) + 1024
+    assert wg.threads == 384 and wg.problems() == []
+    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, psum=1, promote=1)
+    assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + 128 * 136) + 2 * 128 * 128 + 8 * 11 + 1024
 
 
 # --- YAML ------------------------------------------------------------------------------------------------------------

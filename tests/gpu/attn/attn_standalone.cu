@@ -107,6 +107,13 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_n64_s1_e4m3_bf16, W_attn_wg_d128_n64_s1_e4m3
 // and ping-pong
 using W_attn_wg_d64_s2_ps_e4m3_bf16 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 2, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_ps_e4m3_bf16, W_attn_wg_d64_s2_ps_e4m3_bf16)
+// three stages
+using W_attn_wg_d128_ps_st3_e4m3_bf16 = WCfg<128, 128, 3, kiln_e4m3, kiln_bf16, 0, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_st3_e4m3_bf16, W_attn_wg_d128_ps_st3_e4m3_bf16)
+using W_attn_wg_d64_s1_ps_st3_e4m3_bf16 = WCfg<64, 128, 3, kiln_e4m3, kiln_bf16, 1, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_st3_e4m3_bf16, W_attn_wg_d64_s1_ps_st3_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_ps_st3_e4m3_bf16 = WCfg<256, 64, 3, kiln_e4m3, kiln_bf16, 1, 128, 1, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_ps_st3_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_st3_e4m3_bf16)
 // promoted every 2 tiles
 using W_attn_wg_d128_ps_pr2_e4m3_bf16 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 2>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_pr2_e4m3_bf16, W_attn_wg_d128_ps_pr2_e4m3_bf16)
@@ -729,6 +736,9 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d64_s1_ps_e4m3_bf16, W_attn_wg_d64_s1_ps_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_ps_e4m3_bf16, W_attn_wg_m64_d128_ps_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_ps_st3_e4m3_bf16, W_attn_wg_d128_ps_st3_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_ps_st3_e4m3_bf16, W_attn_wg_d64_s1_ps_st3_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_ps_st3_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_st3_e4m3_bf16),
                             WKERNEL(attn_wg_d256_ps_e4m3_bf16, W_attn_wg_d256_ps_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_ps_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s2_ps_e4m3_bf16, W_attn_wg_d256_n64_s2_ps_e4m3_bf16),
