@@ -8,9 +8,12 @@
 //       S = Q K^T       wgmma m64n{BN}k32, Q and K from shared memory (128- or 64-byte swizzle, as TMA wrote them)
 //       online softmax in base 2 on the accumulators (O rescaled only when a row's max moves), P = 256 * exp2(..)
 //       requantized to e4m3 in registers: the S accumulators of 32 keys become the 4 A registers of one k32 step
-//       O += P V^T      wgmma m64n{D}k32, P from registers, V^T from shared memory
+//       P V^T           wgmma m64n{DV (+ 8)}k32, P from registers, V^T from shared memory, into fresh accumulators
+//                       added to O in FP32 every PROMOTE tiles (+ 8: P's row sums from rows of ones, PSUM)
 //     P V of tile j is left running while S of tile j + 1 is issued; the two consumers interleave on the tensor cores.
-//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in two.
+//     Head dim 256 makes two passes over the keys, one per 128 of O's columns (DV): S is recomputed in each.
+//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in two;
+//   tiles in load order t = pass * n_tiles + j.
 //
 // Fragments (PTX ISA, wgmma register fragments; per warp w of a consumer, rows 16w + g and 16w + g + 8, g = lane / 4,
 // q = lane % 4): accumulator d[4j + e] is row g + 8 * (e / 2), column 8j + 2q + e % 2; A (8-bit) a0: row g, k 4q..4q+3;
@@ -20,8 +23,8 @@
 // + byte permutes give exactly those 4-key words), so no register shuffles are needed.
 //
 // Shared memory tiles are rows of RB bytes (128: 128-byte swizzle, 64: 64-byte swizzle) in panels of RB bytes of the
-// row: Q and K [rows][D] in D / RB panels, V^T [D][BN] with RB = BN. A k32 step inside a panel moves the descriptor's
-// start address by 32 bytes.
+// row: Q and K [rows][D] in D / RB panels, a pass's raw V [BN][DV] as one panel, V^T [DV (+ 8)][BN] with RB = BN
+// (each stage padded to 1 KB). A k32 step inside a panel moves the descriptor's start address by 32 bytes.
 //
 // Launch: grid (ceil(seqlen_q / BM), heads_q, batch), block 128 * (1 + CW), kiln::AttnWgmma<C>::SMEM_BYTES of
 // dynamic shared memory; the argument kiln_attn_tma_params (kiln_attn_abi.h): 4-D {D, heads, rows, batch} tensor maps
