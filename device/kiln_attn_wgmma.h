@@ -124,6 +124,7 @@ template <class C> struct AttnPromote<C, decltype((void)C::PROMOTE)> {
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
+    static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: head dim 256 makes two passes of 128 (S is recomputed for each: a third
     // more tensor work, but O and its promotion sums fit the registers), the others one.
     static constexpr int DV = D > 128 ? 128 : D, NPASS = D / DV;
@@ -296,7 +297,7 @@ template <class C> struct AttnWgmma {
     // O += P V^T of tile j, whose V^T is at vt_base (one wgmma group, not waited for). PROMOTE: into the promotion
     // accumulators, a fresh sum on the first tile of each group of PROMOTE tiles.
     KILN_DEVICE static void issue_pv(float (&o)[NO / 2], const uint32_t (&pa)[PSTEPS][4], uint32_t vt_base, int j) {
-        const bool fresh = PROMOTE && j % (PROMOTE ? PROMOTE : 1) == 0;
+        const bool fresh = PROMOTE && j % GROUP == 0;
 #pragma unroll
         for (int kk = 0; kk < PSTEPS; ++kk)
             WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), kk > 0 || !fresh);
@@ -306,10 +307,10 @@ template <class C> struct AttnWgmma {
     // Online softmax of one S tile (keys n0 ..): masks (MASK: the tile reaches past a row's last key), moves the
     // running max, makes P = 256 * exp2(..) packed to e4m3 in pa (A registers of each k32 step, key order in the
     // header), adds P's row sums into r.l (after scaling them by corr; with PSUM only, on masked tiles, what rounding
-    // P to e4m3 took from them) and returns in corr the factor O
-    // must be multiplied by (1 where the max did not move). S is only read: in schedule 1 the next S wgmma is issued
-    // while P V of this tile still runs, and ptxas serializes wgmma whose registers other instructions write inside
-    // an open wgmma stage. The unmasked tiles (all but the last one or two of a row block) pay for no key compares.
+    // P to e4m3 took from them) and returns in corr the factor O must be multiplied by (1 where the max did not
+    // move). S is only read: in schedule 1 the next S wgmma is issued while P V of this tile still runs, and ptxas
+    // serializes wgmma whose registers other instructions write inside an open wgmma stage. The unmasked tiles (all
+    // but the last one or two of a row block) pay for no key compares.
     template <bool MASK>
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
                                     int n0, int q4) {
@@ -397,7 +398,7 @@ template <class C> struct AttnWgmma {
     // to O when t ends a group; then O (and the promotion accumulators, while they hold a partial group) *= corr,
     // skipped by a warp whose rows all kept their max (most tiles once the max has settled).
     KILN_DEVICE static void settle(float (&o)[NO / 2], float (&ot)[NO / 2], const float (&corr)[2], int t) {
-        const bool group_done = PROMOTE && t % (PROMOTE ? PROMOTE : 1) == PROMOTE - 1;
+        const bool group_done = PROMOTE && t % GROUP == GROUP - 1;
         if (group_done) fold(o, ot);
         if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) return;
         scale_rows(o, corr);
