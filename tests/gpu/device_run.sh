@@ -36,18 +36,23 @@ if command -v cuobjdump >/dev/null; then
     echo "sass: $(wc -l <"$OUT/sass.txt") wgmma kernels, $(awk '$2=="QGMMA=0" && $3=="HGMMA=0"' "$OUT/sass.txt" | wc -l) without GMMA, $(grep -vc 'LDL/STL=0$' "$OUT/sass.txt") with local memory"
 fi
 
-# Sanitizers on a representative slice (every kernel family and the split-K path), not the whole sweep.
+# Sanitizers on a representative slice (every kernel family, attention included, and the split-K path), not the
+# whole sweep.
 if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     KILN_GPU_LOG= timeout "${KILN_MEMCHECK_TIMEOUT:-240}" compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py tests/gpu/test_empty.py \
-        tests/gpu/test_grouped.py -x >"$OUT/memcheck.log" 2>&1
+        tests/gpu/test_grouped.py tests/gpu/test_attention.py -k "not long_keys" -x >"$OUT/memcheck.log" 2>&1
     echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
     timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
     echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
+    # the attention kernels (wgmma: producer transposes into shared memory the consumers' wgmma read)
+    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
+        tests/gpu/test_attention.py -k "head_dims or varlen" >>"$OUT/racecheck.log" 2>&1
+    echo "racecheck (attention) rc=$?: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
 fi
 
-# FP8 attention (mma family, standalone until the generator takes attention): the harness checks against float64
-# references and times the FlashAttention shapes (tests/gpu/attn/attn_standalone.cu).
+# FP8 attention, both NVIDIA families standalone: the harness checks against float64 references (V-mean and
+# long-key cases included) and times the FlashAttention shapes (tests/gpu/attn/attn_standalone.cu).
 if [ "${KILN_SKIP_ATTN:-0}" != 1 ]; then
     if nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o "$OUT/attn" >"$OUT/attn_build.log" 2>&1; then
         timeout "${KILN_ATTN_TIMEOUT:-240}" "$OUT/attn" >"$OUT/attn.log" 2>&1
