@@ -4,6 +4,9 @@
 Cases (DESIGN.md performance anchors; --cases picks a subset, default all):
   fp8          e4m3 x e4m3 -> bf16, per-tensor scales       vs torch._scaled_mm (cuBLASLt)
                  4096^3, 8192^3 and M in {64, 128, 4096} x (N, K) in FP8_NK [--shapes replaces the list]
+                 Both accumulate in FP32 (kiln promotes wgmma's fp8 sums every 128 of K; cuBLASLt's default mode).
+  fp8_fast     the same with fast accumulation on both sides vs torch._scaled_mm(use_fast_accum=True)
+                 (kiln.scaled_mm(use_fast_accum=True): sums kept in wgmma's accumulator over all of K)
   fp8_rowwise  e4m3 x e4m3 -> bf16, scale_a[M], scale_b[N],  vs torch._scaled_mm(rowwise scales) + bias
                + bias[N] (bf16)                                4096^3, 8192^3 and M in {64, 128, 4096} x
                                                                (N, K) in {(7168, 2048), (4096, 7168)} [--rowwise-shapes]
@@ -20,7 +23,8 @@ wrong kernel shows. ratio = baseline ms / kiln ms (> 1: kiln is faster).
 Summary (JSON "summary", the Markdown's Summary, printed last; None / n/a where the rows are missing or failed):
 fp8_8192_ratio; fp8_m4096_geomean_ratio and fp8_m4096_min_ratio (geometric mean and smallest ratio over the six
 M = 4096 fp8 shapes, fp8_m4096_shapes of them measured); fp8_m64_128_geomean_ratio (the twelve M in {64, 128} shapes,
-fp8_m64_128_shapes); mixed_n8192_kiln_ms (per fp8 format); bf16_8192_ratio.
+fp8_m64_128_shapes); the same four for fp8_fast (fast_fp8_8192_ratio, fast_fp8_m4096_geomean_ratio,
+fast_fp8_m4096_min_ratio, fast_fp8_m64_128_geomean_ratio); mixed_n8192_kiln_ms (per fp8 format); bf16_8192_ratio.
 
 Writes <out>.json (meta, cases, summary), <out>.md and, where matplotlib imports, <out>.png (bench/plot_bench.py;
 elsewhere run `python3 bench/plot_bench.py <out>.json <out>.png` later).
@@ -65,7 +69,7 @@ MIN_ITERS = 10             # the fewest timed runs the time budget may leave
 
 # ---- the benchmark list ----
 
-CASES = ("fp8", "fp8_rowwise", "mixed", "bf16")
+CASES = ("fp8", "fp8_fast", "fp8_rowwise", "mixed", "bf16")
 SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 FP8_M = (64, 128, 4096)
 FP8_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
@@ -79,6 +83,7 @@ BF16_SHAPE = (8192, 8192, 8192)
 
 LABELS = {
     "fp8": "fp8 e4m3->bf16 tensor-scale",
+    "fp8_fast": "fp8 e4m3->bf16 tensor-scale fast-accum",
     "fp8_rowwise": "fp8 e4m3->bf16 row/col-scale +bias",
     "mixed": "mixed f16 x {variant} *scale[n] +bias",
     "bf16": "bf16 TN",
@@ -113,6 +118,8 @@ def case_specs(cases, fp8_shapes=FP8_SHAPES, rowwise_shapes=ROWWISE_SHAPES, mixe
     specs = []
     if "fp8" in cases:
         specs += [Spec("fp8", *s) for s in fp8_shapes]
+    if "fp8_fast" in cases:
+        specs += [Spec("fp8_fast", *s) for s in fp8_shapes]
     if "fp8_rowwise" in cases:
         specs += [Spec("fp8_rowwise", *s) for s in rowwise_shapes]
     if "mixed" in cases:
@@ -182,13 +189,14 @@ class Case:
     extra: dict = field(default_factory=dict)  # more fields for the result row
 
 
-def _torch_scaled_mm(a, b, scale_a, scale_b):
-    r = torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+def _torch_scaled_mm(a, b, scale_a, scale_b, fast=False):
+    r = torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16, use_fast_accum=fast)
     return r[0] if isinstance(r, tuple) else r  # older torch returned (out, amax)
 
 
-def fp8_case(spec: Spec, rowwise: bool) -> Case:
-    """Per-tensor scales, or (rowwise) scale_a[M], scale_b[N] and a bf16 bias[N] that the baseline adds after."""
+def fp8_case(spec: Spec, rowwise: bool, fast: bool = False) -> Case:
+    """Per-tensor scales, or (rowwise) scale_a[M], scale_b[N] and a bf16 bias[N] that the baseline adds after; fast:
+    fast accumulation on both sides."""
     m, n, k = spec.m, spec.n, spec.k
 
     def make():
@@ -206,13 +214,15 @@ def fp8_case(spec: Spec, rowwise: bool) -> Case:
     out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
 
     def theirs(s):
-        r = _torch_scaled_mm(s["a"], s["b"], s["base_sa"], s["base_sb"])
+        r = _torch_scaled_mm(s["a"], s["b"], s["base_sa"], s["base_sb"], fast)
         return r + s["bias"] if rowwise else r
 
     return Case(m * k + n * k + (4 * m + 6 * n if rowwise else 0), make,
-                lambda s: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out), theirs,
-                lambda s: kiln.query(kiln.scaled_mm, s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out, k=1),
-                "torch._scaled_mm" + (" rowwise + bias" if rowwise else ""))
+                lambda s: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out,
+                                         use_fast_accum=fast), theirs,
+                lambda s: kiln.query(kiln.scaled_mm, s["a"], s["b"], s["sa"], s["sb"], bias=s["bias"], out=out,
+                                     use_fast_accum=fast, k=1),
+                "torch._scaled_mm" + (" rowwise + bias" if rowwise else "") + (" fast-accum" if fast else ""))
 
 
 def _mixed_eager(a, b_kn, scale, bias):
@@ -272,8 +282,8 @@ def bf16_case(spec: Spec) -> Case:
 
 
 def build_case(spec: Spec, args) -> Case:
-    if spec.case in ("fp8", "fp8_rowwise"):
-        return fp8_case(spec, rowwise=spec.case == "fp8_rowwise")
+    if spec.case in ("fp8", "fp8_fast", "fp8_rowwise"):
+        return fp8_case(spec, rowwise=spec.case == "fp8_rowwise", fast=spec.case == "fp8_fast")
     if spec.case == "mixed":
         return mixed_case(spec, not args.no_compile, getattr(torch, args.mixed_baseline_scale))
     return bf16_case(spec)
@@ -334,16 +344,20 @@ def summarize(rows) -> dict:
         hits = pick(case, lambda r: (r["m"], r["n"], r["k"]) == shape)
         return hits[0][key] if hits else None
 
-    fp8_big = pick("fp8", lambda r: r["m"] == 4096 and (r["n"], r["k"]) in FP8_NK)
-    fp8_small = pick("fp8", lambda r: r["m"] in (64, 128) and (r["n"], r["k"]) in FP8_NK)
     mixed = {r["b_format"]: r["kiln_ms"] for r in pick("mixed", lambda r: r["n"] == 8192)}
+    out = {}
+    for case, prefix in (("fp8", ""), ("fp8_fast", "fast_")):
+        big = pick(case, lambda r: r["m"] == 4096 and (r["n"], r["k"]) in FP8_NK)
+        small = pick(case, lambda r: r["m"] in (64, 128) and (r["n"], r["k"]) in FP8_NK)
+        out.update({
+            f"{prefix}fp8_8192_ratio": one(case, (8192, 8192, 8192), "ratio"),
+            f"{prefix}fp8_m4096_geomean_ratio": geomean(r["ratio"] for r in big),
+            f"{prefix}fp8_m4096_min_ratio": min((r["ratio"] for r in big), default=None),
+            f"{prefix}fp8_m4096_shapes": len(big),
+            f"{prefix}fp8_m64_128_geomean_ratio": geomean(r["ratio"] for r in small),
+            f"{prefix}fp8_m64_128_shapes": len(small)})
     return {
-        "fp8_8192_ratio": one("fp8", (8192, 8192, 8192), "ratio"),
-        "fp8_m4096_geomean_ratio": geomean(r["ratio"] for r in fp8_big),
-        "fp8_m4096_min_ratio": min((r["ratio"] for r in fp8_big), default=None),
-        "fp8_m4096_shapes": len(fp8_big),
-        "fp8_m64_128_geomean_ratio": geomean(r["ratio"] for r in fp8_small),
-        "fp8_m64_128_shapes": len(fp8_small),
+        **out,
         "mixed_n8192_kiln_ms": {fmt: mixed.get(fmt) for fmt in MIXED_FORMATS},
         "bf16_8192_ratio": one("bf16", BF16_SHAPE, "ratio"),
     }
@@ -356,12 +370,15 @@ def _num(v, fmt="{:.3f}") -> str:
 def summary_lines(s: dict) -> list:
     nk = len(FP8_NK)
     mixed = ", ".join(f"{fmt} {_num(ms)}" for fmt, ms in s["mixed_n8192_kiln_ms"].items())
-    return [
-        f"fp8 8192^3 ratio: {_num(s['fp8_8192_ratio'])}",
-        f"fp8 M=4096 geomean ratio ({s['fp8_m4096_shapes']}/{nk} shapes): {_num(s['fp8_m4096_geomean_ratio'])}, "
-        f"min {_num(s['fp8_m4096_min_ratio'])}",
-        f"fp8 M in {{64,128}} geomean ratio ({s['fp8_m64_128_shapes']}/{2 * nk} shapes): "
-        f"{_num(s['fp8_m64_128_geomean_ratio'])}",
+    lines = []
+    for prefix, what in (("", "fp8"), ("fast_", "fp8 fast-accum")):
+        lines += [
+            f"{what} 8192^3 ratio: {_num(s[prefix + 'fp8_8192_ratio'])}",
+            f"{what} M=4096 geomean ratio ({s[prefix + 'fp8_m4096_shapes']}/{nk} shapes): "
+            f"{_num(s[prefix + 'fp8_m4096_geomean_ratio'])}, min {_num(s[prefix + 'fp8_m4096_min_ratio'])}",
+            f"{what} M in {{64,128}} geomean ratio ({s[prefix + 'fp8_m64_128_shapes']}/{2 * nk} shapes): "
+            f"{_num(s[prefix + 'fp8_m64_128_geomean_ratio'])}"]
+    return lines + [
         f"mixed N=8192 kiln ms: {mixed}",
         f"bf16 8192^3 ratio: {_num(s['bf16_8192_ratio'])}",
     ]
@@ -451,7 +468,7 @@ def self_check() -> int:
     M=4096 but 0.4 and 0.625 on two of its shapes (geomean still 0.5, min 0.4), 0.25 at M in {64, 128}, 0.8
     elsewhere; failed fp8_rowwise M=64 rows. Needs neither torch nor a GPU; writes to a temporary directory."""
     specs = case_specs(CASES)
-    assert len(specs) == len(FP8_SHAPES) + len(ROWWISE_SHAPES) + 2 * len(MIXED_NS) + 1 == 20 + 8 + 4 + 1
+    assert len(specs) == 2 * len(FP8_SHAPES) + len(ROWWISE_SHAPES) + 2 * len(MIXED_NS) + 1 == 40 + 8 + 4 + 1
     rows = []
     for i, spec in enumerate(specs):
         row = new_row(spec)
@@ -484,6 +501,8 @@ def self_check() -> int:
     assert math.isclose(summary["fp8_m4096_min_ratio"], 0.4)
     assert "M=4096 geomean ratio (6/6 shapes): 0.500, min 0.400" in md
     assert math.isclose(summary["fp8_m64_128_geomean_ratio"], 0.25) and summary["fp8_m64_128_shapes"] == 12
+    assert math.isclose(summary["fast_fp8_8192_ratio"], 0.8) and summary["fast_fp8_m4096_shapes"] == 6
+    assert "fp8 fast-accum M=4096 geomean ratio (6/6 shapes): 0.800" in md
     mixed_8192 = [r["kiln_ms"] for r in rows if r["case"] == "mixed" and r["n"] == 8192]
     assert list(summary["mixed_n8192_kiln_ms"].values()) == mixed_8192
     assert math.isclose(summary["bf16_8192_ratio"], 0.8)

@@ -31,6 +31,7 @@ struct options {
     int nnames;
     int warmup, iters, samples, device, quiet;
     int block_scales; /* fp8 x fp8 with KILN_SCALE_BLOCK scales (every scale 0.5 for A, 2 for B) */
+    int fast_accum;   /* kiln_problem.fast_accum = 1 (fp8 sums may stay in wgmma's accumulator) */
     const char *csv_path, *json_path;
 };
 

@@ -194,6 +194,7 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         return;
     }
     p.batch = s.batch;
+    p.fast_accum = o->fast_accum;
     int fp8_kind = is_fp8(o->a) && is_fp8(o->b), mixed = is_half(o->a) && is_fp8(o->b);
     float sa = 0.5f, sb = 2.0f;
     /* Block scales: every group's scales hold the same values, so the reference is the tensor-scaled one. */

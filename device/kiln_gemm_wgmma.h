@@ -78,6 +78,10 @@ template <class C> struct WgmmaGemm {
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+    // PR > 0: tensor- and row/column-scaled fp8 sums promoted to FP32 every PR K-tiles (mainloop_promoted); 0 keeps
+    // each tile's sum over all of K in wgmma's accumulator (fast accumulation). Block-scaled kernels promote every
+    // K-tile with their scales (mainloop_block) whatever PR is (the generator gives them 0).
+    static constexpr bool PROMOTED = C::PR > 0 && !C::BLOCK_SCALES;
 
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
     static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
@@ -86,6 +90,8 @@ template <class C> struct WgmmaGemm {
     static_assert(C::MT0 <= 256 && C::MT1 <= 256 && RPC <= 256, "TMA boxes are at most 256 rows");
     static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
     static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
+    static_assert(C::PR >= 0 && (C::PR == 0 || (!C::SWAP && EA == 1 && EB == 1)),
+                  "promotion is for fp8 x fp8 from shared memory");
     static_assert(!C::GROUPED || (C::GSU == 1 && !C::SWAP), "grouped kernels: no split-K, no prepacked B");
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
@@ -559,6 +565,52 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // The mainloop of a promoted tile (PR > 0, fp8 x fp8 from shared memory): wgmma keeps its fp8 sums in a
+    // reduced-precision accumulator, so each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first
+    // K-tile; within the group one K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are
+    // done `part` is added to acc in FP32. The add waits for the group's last K-tile; the other consumer's wgmma keep
+    // the tensor cores busy meanwhile (two consumers per tile, wg 2x1 / 1x2). Keeping the next group's wgmma in
+    // flight through the add would need a second `part` (3 x 64 accumulators a thread: more than the 168 registers
+    // ptxas allocates under __launch_bounds__(384, 1)), and ptxas serializes wgmma whose pipeline stage spans reads of
+    // another wgmma's accumulators (C7514).
+    KILN_DEVICE static void mainloop_promoted(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                              float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
+                                              int lane) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        for (int i0 = 0; i0 < T.iters; i0 += C::PR) {
+            float part[REP][ACC];
+            int prev = -1;
+#pragma unroll 1
+            for (int j = 0; j < C::PR && i0 + j < T.iters; ++j) {
+                sm90::mbar_wait(&full[stage], phase);
+                const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
+                const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+#pragma unroll
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+                sm90::wgmma_fence();
+                mma_ss(part, sa, sb, j == 0);
+                sm90::wgmma_commit();
+#pragma unroll
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+                sm90::wgmma_wait<1>();  // the group's K-tile before this one is done: its stage goes back
+                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                prev = stage;
+                advance(stage, phase);
+            }
+            sm90::wgmma_wait<0>();
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+            if (lane == 0) sm90::mbar_arrive(&empty[prev]);
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int e = 0; e < ACC; ++e) acc[r][e] += part[r][e];
+        }
+    }
+
     KILN_DEVICE static void consume(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty, int cw) {
         const int tid = thread_x() % 128, warp = tid / 32, lane = tid % 32;
         const int cm = PINGPONG ? 0 : cw % C::WG0, cn = PINGPONG ? 0 : cw / C::WG0;
@@ -584,6 +636,8 @@ template <class C> struct WgmmaGemm {
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
                 mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+            } else if constexpr (PROMOTED) {
+                mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
@@ -623,7 +677,7 @@ template <class C> struct WgmmaGemm {
                 advance(stage, phase);
             }
             if (PINGPONG && more(P, t + (int)gridDim.x, c)) sm90::named_arrive(3 + (1 - cw), 256);
-            if constexpr (!C::SWAP) {
+            if constexpr (!C::SWAP && !PROMOTED) {
                 sm90::wgmma_wait<0>();
 #pragma unroll
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);

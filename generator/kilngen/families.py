@@ -101,6 +101,7 @@ class FamilySpec:
     layouts: tuple = (Layout.TN, Layout.NN)  # the layouts it reads
     layout_reason: str = ""         # why it refuses the others ("the <family> family <reason>")
     swap: Callable = _never         # sol -> B is the register operand (D computed transposed)
+    fast_accum: Callable = _never   # sol -> fp8 sums kept in reduced precision over all of K (kiln_solution.fast_accum)
     asm: Callable = _no_asm         # sol -> an instruction spelled out in the kernel (render's KernelView.wgmma)
     kinds: tuple = (Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM)  # the problem kinds its kernels implement
 
@@ -136,7 +137,7 @@ FAMILIES = {
         rules=wgmma.RULES, threads=wgmma.threads, consumers=wgmma.consumers, lds_bytes=wgmma.lds_bytes,
         mma_op=lambda sol, ta, tb: "", layouts=(Layout.TN,),
         layout_reason="reads K-major A and B with TMA: TN only (NN problems are the mma family's)", swap=wgmma.swap,
-        asm=wgmma.asm, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED,
+        fast_accum=wgmma.fast_accum, asm=wgmma.asm, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED,
                               Kind.FP8_BLOCK_GROUPED), **_NVIDIA_RING),
 }
 assert FAMILIES.keys() == set(Family)

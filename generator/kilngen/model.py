@@ -47,6 +47,7 @@ class Solution:
     wsgr: int
     occ: int
     pk: int
+    pr: int = 0
 
     @property
     def name(self) -> str:

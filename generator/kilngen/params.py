@@ -57,6 +57,7 @@ _MMA, _MFMA, _WMMA, _WGMMA = Family.MMA, Family.MFMA, Family.WMMA, Family.WGMMA
 _AMD_ONLY_MMA = "has no 1LDSBuffer (its LDS ring has pgr + 1 stages; use pgr)"
 _TMA_ROWS = "loads with TMA, which needs 16-byte aligned rows"
 _TMA_PAD = "uses the 128-byte TMA swizzle, not padding"
+_FP32_ACC = "adds every matrix instruction's products into FP32 accumulators (nothing to promote)"
 _ONE_PER_TILE = "launches one workgroup per tile (persistent kernels are the wgmma family's)"
 
 # In name order: kernel names list every parameter, in this order, between the types and the family.
@@ -118,6 +119,11 @@ PARAMS = (
           "persistent ping-pong (two consumers take alternate whole tiles)",
           fixed=((_MMA, 0, _ONE_PER_TILE), (_MFMA, 0, _ONE_PER_TILE), (_WMMA, 0, _ONE_PER_TILE)),
           say="0 (a CTA per tile), 1 (persistent) or 2 (persistent ping-pong)"),
+    Param("pr", "PR", 1, range(0, 5), 0,
+          "promotion of tensor/row-scaled fp8 x fp8 sums: every PR K-tiles wgmma's reduced-precision fp8 sum is "
+          "added to FP32 accumulators (1-4); 0 sums all of K in wgmma's accumulator (fast accumulation, only in a "
+          "file with `accumulate: fast`). Block-scaled kernels promote every K-tile with their scales and take 0",
+          fixed=((_MMA, 0, _FP32_ACC), (_MFMA, 0, _FP32_ACC), (_WMMA, 0, _FP32_ACC))),
 )
 PARAM = {p.field: p for p in PARAMS}
 PARAM_FIELDS = tuple(p.field for p in PARAMS)

@@ -85,6 +85,7 @@ def solution_row(sol: Solution) -> dict:
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
         "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL", "persistent": sol.pk,
+        "fast_accum": int(sol.spec.fast_accum(sol)),
     }
 
 
@@ -134,7 +135,7 @@ def render_tree(files, templates: Path, attention=()) -> dict[str, str]:
                 "prepacked": int(pr.b_prepacked), "solutions": ids,
                 "exact": [(m, n, k, ids[s]) for m, n, k, s in logic.exact],
                 "timings": [(size, ["%.6e" % v if v is not None else "-1.0" for v in ms]) for size, ms in logic.timings],
-                "neighbors": logic.neighbors,
+                "neighbors": logic.neighbors, "fast_accum": int(logic.fast_accum),
                 "distance": DISTANCE_C[logic.distance], "fallback": ids[logic.fallback],
             })
     sources = sorted({sf.source for sf in files})

@@ -46,6 +46,7 @@ class Logic:
     fallback: int
     timings: tuple = ()     # tuple[((m, n, k), (ms or None per solution)), ...]: measured times (kiln-gen tune)
     neighbors: int = 0      # with timings: predict from this many nearest measured sizes
+    fast_accum: bool = False  # `accumulate: fast`: for problems that allow fp8 fast accumulation only
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ class _Reader(Reader):
 
 _TOP_KEYS = ("schema", "arch", "family", "problem", "defaults", "solutions", "selection", "ci")
 _REQUIRED_TOP = ("schema", "arch", "family", "problem", "solutions", "selection")
-_PROBLEM_KEYS = ("kind", "a", "b", "d", "layout")
+_PROBLEM_KEYS = ("kind", "a", "b", "d", "layout", "accumulate")
+ACCUMULATE = ("promoted", "fast")  # problem.accumulate: fp8 sums in FP32 (default), or wgmma's fast accumulation
 
 
 class _Entry(NamedTuple):
@@ -151,8 +153,30 @@ def _problems(r: _Reader, node, arch: Arch, family: Family) -> tuple:
         for ln, layout in layouts:
             if layout not in allowed:
                 r.fail(ln, "problem.layout", f"{layout.value}: {reason}")
-    return tuple(Problem(kind_of(ta, tb, declared), ta, tb, td, lay)
-                 for (_an, ta), (_bn, tb), (_dn, td), (_ln, lay) in itertools.product(a, b, d, layouts))
+    problems = tuple(Problem(kind_of(ta, tb, declared), ta, tb, td, lay)
+                     for (_an, ta), (_bn, tb), (_dn, td), (_ln, lay) in itertools.product(a, b, d, layouts))
+    fast = False
+    if "accumulate" in items:
+        node = items["accumulate"][1]
+        fast = r.choice(node, "problem.accumulate", ACCUMULATE, "accumulation") == "fast"
+        slow = next((p for p in problems if fast and (not p.both_fp8 or p.spec.block_scales)), None)
+        if slow is not None:
+            r.fail(node, "problem.accumulate", f"fast accumulation is for tensor/row-scaled fp8 x fp8; "
+                                               f"{slow.kind.value} {slow.a.value} x {slow.b.value} has none")
+    return problems, fast
+
+
+def _promotion(r: _Reader, entries: list, per_problem: list, fast: bool, defaults: dict) -> None:
+    """A logic for problems that want FP32 sums (no `accumulate: fast`) holds only kernels that give them."""
+    if fast:
+        return
+    for sols in per_problem:
+        for entry, sol in zip(entries, sols):
+            if sol.spec.fast_accum(sol):
+                setting = entry.given.get("pr") or defaults.get("pr")
+                r.fail(setting.line if setting else entry.line, "pr",
+                       "0 sums all of K in wgmma's reduced-precision fp8 accumulator; give pr 1..4 (FP32 "
+                       "promotion every pr K-tiles), or mark the file's problem `accumulate: fast`")
 
 
 def _fork(r: _Reader, node, fixed: dict) -> list:
@@ -341,16 +365,17 @@ def _parse(r: _Reader, doc) -> SolutionFile:
         runs_on = [a.value for a in Arch if family in ARCH_INFO[a].families]
         r.fail(family_node, "family", f"family {family.value} is for {_or(runs_on)}; arch {arch.value} takes "
                                       f"{_or([f.value for f in ARCH_INFO[arch].families])}")
-    problems = _problems(r, top["problem"][1], arch, family)
+    problems, fast = _problems(r, top["problem"][1], arch, family)
     refused = next((p.layout for p in problems if p.layout not in spec.layouts), None)
     if refused is not None:
         r.fail(top["problem"][1], "layout", f"the {family.value} family {spec.layout_reason}")
     defaults = r.params(top["defaults"][1], "defaults") if "defaults" in top else {}
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]
+    _promotion(r, entries, per_problem, fast, defaults)
     exact, distance, fallback, timings, neighbors = _selection(r, top["selection"][1], len(entries))
     ci = _ci(r, top["ci"][1], len(entries)) if "ci" in top else frozenset({fallback})
-    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors)
+    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors, fast)
                    for p, sols in zip(problems, per_problem))
     return SolutionFile(r.source, arch, family, problems, logics, ci, tuple(e.line for e in entries))
 

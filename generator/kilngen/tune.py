@@ -221,7 +221,10 @@ def candidate_yaml(t: Tuning, sols: list) -> str:
     pr = t.benchmark
     lines = [f"# kiln-gen tune candidates from {t.source}", "schema: 1", f"arch: {t.arch.value}",
              f"family: {t.family.value}", "problem:", f"  kind: {pr.kind.value}", f"  a: {pr.a.value}",
-             f"  b: {pr.b.value}", f"  d: {pr.d.value}", f"  layout: {pr.layout.value}", "solutions:"]
+             f"  b: {pr.b.value}", f"  d: {pr.d.value}", f"  layout: {pr.layout.value}"]
+    if "accumulate" in t.problem:
+        lines.append(f"  accumulate: {t.problem['accumulate']}")
+    lines.append("solutions:")
     lines += [f"  - {_entry_text(s, FAMILIES[t.family].mi_from_tile is not None)}" for s in sols]
     lines += ["selection:", f"  distance: {t.distance}", "  fallback: 0", f"ci: [{', '.join(map(str, range(len(sols))))}]"]
     return "\n".join(lines) + "\n"
@@ -281,7 +284,8 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
         out = work / "last.json"
         cmd = [str(client), "--a", pr.a.value, "--b", pr.b.value, "--d", pr.d.value, "--layout", pr.layout.value,
                "--sizes", f"{m}x{nn}x{k}", "--solutions", "all", "--iters", str(iters), "--warmup", str(warmup),
-               "--json", str(out), "--quiet"] + (["--block-scales"] if pr.kind is Kind.FP8_BLOCK else [])
+               "--json", str(out), "--quiet"] + (["--block-scales"] if pr.kind is Kind.FP8_BLOCK else []) \
+            + (["--fast-accum"] if t.problem.get("accumulate") == "fast" else [])
         rc = subprocess.run(cmd, capture_output=True, text=True)
         if rc.returncode == 2 or not out.is_file():
             raise TuneError(f"kiln_bench failed on {m}x{nn}x{k} (rc {rc.returncode}): {rc.stderr.strip()[-400:]}")

@@ -9,7 +9,8 @@ from .vocab import DTYPE_INFO, DType, Kind
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 
 # Registers a consumer thread may give to accumulators (+ widened weights): ptxas allocates the whole kernel under
-# __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time.
+# __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time. A
+# promoted or block-scaled mainloop holds a K-tile's sum beside the accumulators (measured: 3 x 64 spills).
 MAX_ACC = 128
 
 
@@ -30,6 +31,17 @@ def block_scales(sol) -> bool:
     """Block-scaled fp8: each K-tile (one 128-K group) is summed alone, then promoted into the accumulators times
     its scales (kiln_gemm_wgmma.h, BLOCK_SCALES)."""
     return sol.problem.spec.block_scales
+
+
+def promoted(sol) -> bool:
+    """Tensor/row-scaled fp8 sums added to FP32 accumulators every pr K-tiles (kiln_gemm_wgmma.h, PROMOTED)."""
+    return sol.pr > 0 and sol.problem.both_fp8 and not block_scales(sol) and not swap(sol)
+
+
+def fast_accum(sol) -> bool:
+    """fp8 x fp8 summed over all of K in wgmma's reduced-precision accumulator: the runtime gives such a kernel only
+    problems that allow fast accumulation (kiln_problem.fast_accum), or K within one K-tile."""
+    return sol.problem.both_fp8 and not block_scales(sol) and sol.pr == 0
 
 
 def swap(sol) -> bool:
@@ -129,10 +141,11 @@ def _tile(sol):
         return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
     if cols % 32:
         return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
-    acc = (wgmma_m // 64) * wgmma_n // 2 * (2 if block_scales(sol) else 1)  # + the K-tile's own sum
+    sums = 2 if block_scales(sol) or promoted(sol) else 1  # + the K-tile's own sum
+    acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0  # widened weights of a K-tile
     if acc + frags > MAX_ACC:
-        held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if block_scales(sol) else "")
+        held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
         return f"each consumer thread would hold {held}; at most {MAX_ACC} fit its registers"
 
@@ -166,10 +179,19 @@ def _block(sol):
                 f"per {SCALE_GROUP} columns)")
 
 
+def _promote(sol):
+    if sol.pr == 0:
+        return None
+    if block_scales(sol):
+        return f"{sol.pr}: block-scaled kernels promote every K-tile with their scales; pr must be 0"
+    if not sol.problem.both_fp8 or swap(sol):
+        return f"{sol.pr}: only fp8 x fp8 sums need promotion (16-bit wgmma accumulates in FP32); pr must be 0"
+
+
 def _block_pk(sol):
     if block_scales(sol) and sol.pk == 2:
         return "2 (ping-pong) waits on every K-tile of a block-scaled mainloop, which serializes the two consumers"
 
 
 RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
-         ("pk", _block_pk), ("gsu", grouped_gsu))
+         ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu))

@@ -164,6 +164,8 @@ static kiln_status check_enums(const kiln_problem *p)
         return bad_flag("has_c", p->has_c);
     if (!is_flag(p->b_prepacked))
         return bad_flag("b_prepacked", p->b_prepacked);
+    if (!is_flag(p->fast_accum))
+        return bad_flag("fast_accum", p->fast_accum);
     if (p->has_bias && !kiln_dtype_valid(p->bias_type))
         return bad_dtype("bias_type", p->bias_type);
     if ((unsigned)p->group_mode >= (unsigned)KILN_GROUP_COUNT)

@@ -53,6 +53,7 @@ static const char *const REJECT_NAMES[KILN_REJECT_COUNT] = {
     [KILN_REJECT_GSU] = "gsu",
     [KILN_REJECT_SIZE] = "size",
     [KILN_REJECT_NO_CODE] = "code",
+    [KILN_REJECT_ACCUM] = "accum",
 };
 
 const char *kiln_reject_name(kiln_reject r)
@@ -206,6 +207,10 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
                       in->max_lds_bytes);
     kiln_geometry g;
     kiln_solution_geometry(s, p, &g);
+    if (s->fast_accum && !p->fast_accum && g.k_tiles_per_split > 1)
+        return kiln_reject_because(why, why_len, KILN_REJECT_ACCUM,
+                      "sums %" PRId64 " DepthU tiles of K in wgmma's fp8 accumulator (fast accumulation); fast_accum is 0",
+                      g.k_tiles_per_split);
     if (s->gsu > 1 && (s->gsu - 1) * g.k_tiles_per_split >= g.k_tiles)
         return kiln_reject_because(why, why_len, KILN_REJECT_GSU, "%" PRId64 " DepthU tiles of K leave a split of gsu=%d empty",
                       g.k_tiles, s->gsu);
@@ -532,6 +537,8 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
                "\n",
           in->arch, kiln_dtype_name(p->a_type), kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type),
           p->layout == KILN_LAYOUT_TN ? "TN" : "NN", p->b_prepacked, p->m, p->n, p->k, p->batch);
+    if (p->fast_accum)
+        textf(&tx, "fast_accum: fp8 sums may stay in wgmma's accumulator over all of K\n");
 
     if (p->group_mode != KILN_GROUP_NONE)
         textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
@@ -542,9 +549,14 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
     ls.sized.m = kiln_problem_select_m(in->problem);
     candidate *ranked = calloc((size_t)(t->num_solutions > 0 ? t->num_solutions : 1), sizeof *ranked);
     kiln_status st = ls.logics && ranked ? KILN_STATUS_SUCCESS : KILN_STATUS_INTERNAL_ERROR;
+    /* A problem that allows fast accumulation uses the fast logics of its type where there are any (their kernels
+     * were tuned for it); every other problem uses the others. */
+    int want_fast = 0;
+    for (int i = 0; p->fast_accum && i < t->num_logics; i++)
+        want_fast |= t->logics[i].fast_accum && kiln_logic_matches(&t->logics[i], in->arch, p);
     for (int i = 0; st == KILN_STATUS_SUCCESS && i < t->num_logics; i++) {
         const kiln_logic *l = &t->logics[i];
-        if (!kiln_logic_matches(l, in->arch, p))
+        if (!kiln_logic_matches(l, in->arch, p) || !l->fast_accum != !want_fast)
             continue;
         ls.logics[ls.n++] = l;
         textf(&tx, "logic: %s (%d solutions, %d exact entries, distance %s, fallback [%d])\n", l->source,

@@ -85,6 +85,7 @@ typedef enum kiln_reject {
     KILN_REJECT_GSU,        /* split-K with some split left without a DepthU tile (see kiln_solution_fits) */
     KILN_REJECT_SIZE,       /* launch grid, split-K workspace or tensor-map extents beyond the limits */
     KILN_REJECT_NO_CODE,    /* no code object embedded for it (checked only when kiln_select_input.code is set) */
+    KILN_REJECT_ACCUM,      /* fast accumulation (no FP32 promotion) over more than one K tile; fast_accum is 0 */
     KILN_REJECT_COUNT
 } kiln_reject;
 

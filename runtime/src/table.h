@@ -88,6 +88,8 @@ typedef struct kiln_solution {
     const char *reduce_name; /* split-K reduction kernel symbol, NULL when gsu == 1 */
     int persistent;          /* > 0: the kernel loops over its tiles and the runtime launches min(tiles, SM count)
                               * workgroups (2: ping-pong consumers); 0: one workgroup per tile */
+    int fast_accum;          /* 1: fp8 sums kept in wgmma's reduced-precision accumulator over all of K (no FP32
+                              * promotion): only for problems with fast_accum set, or K within one DepthU tile */
 } kiln_solution;
 
 typedef struct kiln_exact {
@@ -116,6 +118,8 @@ typedef struct kiln_logic {
     int num_timings;
     int neighbors;
     kiln_kind kind; /* of the problem type (last: positional initializers in tests may leave it out) */
+    int fast_accum; /* 1 (`accumulate: fast`): applies only to problems with fast_accum set, which then use the
+                     * fast logics of their type where any exist (select.c) */
 } kiln_logic;
 
 extern const kiln_solution kiln_solutions[];

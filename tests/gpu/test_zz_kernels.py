@@ -35,6 +35,8 @@ def test_every_candidate(combo):
     run = _runner(combo)
     for shape in PROBES:
         run(shape, combo, algo="each")
+        if run is test_scaled_mm.run_fp8:  # the fast-accumulation kernels run only for problems that allow it
+            run(shape, combo, algo="each", fast=True)
     _swept.add(combo)
 
 

@@ -136,6 +136,13 @@ typedef struct kiln_problem {
     kiln_group_mode group_mode;
     int64_t groups;
     int64_t scale_a_stride_g, scale_b_stride_g, bias_stride_g;
+    /* Accumulation of fp8 x fp8 (tensor or row/column scales). 0 (kiln_problem_init's): the products are summed in
+     * FP32; on sm90, whose fp8 wgmma keeps its sums in a reduced-precision accumulator, the kernels add that sum to
+     * FP32 accumulators every 128 of K (the accuracy of cuBLASLt's default mode). 1: the kernel may keep a tile's sum
+     * over all of K in wgmma's accumulator (cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM, torch._scaled_mm's
+     * use_fast_accum=True): faster, but long K with products of one sign loses bits (rel. error ~1e-1 at K = 8192
+     * against ~3e-4). Block-scaled kernels always promote; other kinds and archs accumulate in FP32 and ignore it. */
+    int fast_accum;
 } kiln_problem;
 
 /* Device pointers for one run. alpha/beta are host values. */

@@ -104,10 +104,11 @@ class kiln_problem(CheckedStructure):
         ("group_mode", _enum_t),
         ("groups", ctypes.c_int64),
         ("scale_a_stride_g", ctypes.c_int64), ("scale_b_stride_g", ctypes.c_int64), ("bias_stride_g", ctypes.c_int64),
+        ("fast_accum", ctypes.c_int),
     ]
     _enums_ = {"a_type": DType, "b_type": DType, "d_type": DType, "layout": Layout, "scale_a": ScaleMode,
                "scale_b": ScaleMode, "bias_type": DType, "activation": Activation, "group_mode": GroupMode}
-    _flags_ = frozenset({"has_bias", "has_c", "b_prepacked"})
+    _flags_ = frozenset({"has_bias", "has_c", "b_prepacked", "fast_accum"})
 
     def __repr__(self) -> str:
         d = self.as_dict()

@@ -33,7 +33,8 @@ NAMESPACE = "kiln"
 # no keyword-only tensors; a call may still name them: scale_b=, bias=, c=); the other options are keyword-only.
 SCHEMAS = {
     "scaled_mm": "(Tensor a, Tensor b, Tensor? scale_a, Tensor? scale_b, Tensor? bias=None, *, "
-                 "ScalarType? out_dtype=None, str? activation=None, str? a_fp8=None, str? b_fp8=None) -> Tensor",
+                 "ScalarType? out_dtype=None, str? activation=None, str? a_fp8=None, str? b_fp8=None, "
+                 "bool use_fast_accum=False) -> Tensor",
     "mixed_mm": "(Tensor a, Tensor packed_b, int k, str fp8, Tensor? scale_b=None, Tensor? bias=None, *, "
                 "ScalarType? out_dtype=None, str? activation=None) -> Tensor",
     "gemm": "(Tensor a, Tensor b, Tensor? c=None, Tensor? bias=None, *, float alpha=1.0, float beta=0.0, "
@@ -43,9 +44,10 @@ SCHEMAS = {
 
 # ---- the CUDA kernels: the kiln functions ----
 
-def _scaled_mm(a, b, scale_a, scale_b, bias=None, *, out_dtype=None, activation=None, a_fp8=None, b_fp8=None):
+def _scaled_mm(a, b, scale_a, scale_b, bias=None, *, out_dtype=None, activation=None, a_fp8=None, b_fp8=None,
+               use_fast_accum=False):
     return _ops.scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype, activation=activation,
-                          a_fp8=a_fp8, b_fp8=b_fp8)
+                          a_fp8=a_fp8, b_fp8=b_fp8, use_fast_accum=use_fast_accum)
 
 
 def _mixed_mm(a, packed_b, k, fp8, scale_b=None, bias=None, *, out_dtype=None, activation=None):
@@ -80,7 +82,7 @@ def _mm_shape(torch, a, b, op: str) -> tuple:
 
 
 def _scaled_mm_fake(a, b, scale_a, scale_b, bias=None, *, out_dtype=None, activation=None, a_fp8=None,
-                    b_fp8=None):
+                    b_fp8=None, use_fast_accum=False):
     torch = torch_module("ops")
     dtype = torch.bfloat16 if out_dtype is None else out_dtype
     return a.new_empty(_mm_shape(torch, a, b, "scaled_mm"), dtype=dtype)

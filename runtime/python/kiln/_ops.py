@@ -48,7 +48,8 @@ def _finish(p: kiln_problem, out, a, b, c=None, sa=None, sb=None, bias=None, alp
 
 
 def _plan_dense(a, b, *, a_type, b_type, default_out: DType, c=None, alpha=1.0, beta=0.0, scale_a=None,
-                scale_b=None, bias=None, activation=None, out_dtype=None, layout=None, out=None, what="gemm"):
+                scale_b=None, bias=None, activation=None, out_dtype=None, layout=None, out=None, what="gemm",
+                fast_accum=False):
     batch_a, m, k, lda, stride_a = operand_a(a, a_type)
     batch_b, kb, n, layout, ldb, stride_b = operand_b(b, b_type, layout)
     if kb != k:
@@ -67,7 +68,7 @@ def _plan_dense(a, b, *, a_type, b_type, default_out: DType, c=None, alpha=1.0, 
     bias, bias_type = bias_of(bias, n, a.device, what)
     fields = dict(batch=batch_a, lda=lda, ldb=ldb, ldd=ldd, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d,
                   scale_a=sa_mode, scale_b=sb_mode, has_bias=bias is not None, bias_type=bias_type,
-                  activation=activation_from_name(activation))
+                  activation=activation_from_name(activation), fast_accum=int(bool(fast_accum)))
     if c is not None:
         ldc, stride_c = matrix_mn(c, batch_a, m, n, d_type, "c")
         fields.update(has_c=1, ldc=ldc, stride_c=stride_c)
@@ -94,7 +95,7 @@ def _plan_gemm(a, b, *, c=None, alpha=1.0, beta=0.0, bias=None, activation=None,
 
 
 def _plan_scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=None, a_fp8=None, b_fp8=None,
-                    layout=None, out=None):
+                    layout=None, out=None, use_fast_accum=False):
     require_tensor(a, "scaled_mm", "a")
     require_tensor(b, "scaled_mm", "b")
     a_type, b_type = kiln_dtype(a, a_fp8, "a"), kiln_dtype(b, b_fp8, "b")
@@ -102,7 +103,7 @@ def _plan_scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activa
         raise TypeError(f"scaled_mm takes fp8 A and B (got {a.dtype}, {b.dtype}); use a_fp8=/b_fp8= for uint8")
     return _plan_dense(a, b, a_type=a_type, b_type=b_type, default_out=DType.BF16, scale_a=scale_a,
                        scale_b=scale_b, bias=bias, activation=activation, out_dtype=out_dtype, layout=layout,
-                       out=out, what="scaled_mm")
+                       out=out, what="scaled_mm", fast_accum=use_fast_accum)
 
 
 @dataclass(frozen=True)
@@ -259,8 +260,9 @@ def _key_gemm(a, b, c, alpha, beta, bias, activation, out_dtype, layout, out, al
             None if algo is None else _algo_key(algo))
 
 
-def _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo) -> tuple:
-    return ("scaled_mm", tensor_key(a), tensor_key(b), scale_key(scale_a), scale_key(scale_b),
+def _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo,
+                   use_fast_accum) -> tuple:
+    return ("scaled_mm", bool(use_fast_accum), tensor_key(a), tensor_key(b), scale_key(scale_a), scale_key(scale_b),
             None if bias is None else tensor_key(bias), None if out_dtype is None else value_key(out_dtype),
             None if activation is None else value_key(activation), None if a_fp8 is None else value_key(a_fp8),
             None if b_fp8 is None else value_key(b_fp8), None if layout is None else value_key(layout),
@@ -305,11 +307,15 @@ def gemm(a, b, *, c=None, alpha=1.0, beta=0.0, bias=None, activation=None, out_d
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=None, a_fp8=None, b_fp8=None,
-              layout=None, out=None, algo=None):
+              layout=None, out=None, algo=None, use_fast_accum=False):
     """Like torch._scaled_mm: fp8 A [M, K] row-major, B(k, n) [K, N] column-major (b.t() contiguous), scales
-    float32 per tensor (1 element) or per row of A / column of B. Batched [batch, ...] too. D defaults to bf16."""
+    float32 per tensor (1 element) or per row of A / column of B. Batched [batch, ...] too. D defaults to bf16.
+    use_fast_accum=True (torch's flag of the same name) lets sm90 kernels keep their fp8 sums in wgmma's
+    reduced-precision accumulator over all of K: faster, less accurate at long K. The default promotes them to FP32
+    every 128 of K."""
     try:
-        key = _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo)
+        key = _key_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, activation, a_fp8, b_fp8, layout, out, algo,
+                             use_fast_accum)
         pp = _plans.get(key)
     except Exception:  # noqa: BLE001 -- as in gemm
         key = pp = None
@@ -318,7 +324,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=N
         if d is not None:
             return d
     plan = _plan_scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype, activation=activation,
-                           a_fp8=a_fp8, b_fp8=b_fp8, layout=layout, out=out)
+                           a_fp8=a_fp8, b_fp8=b_fp8, layout=layout, out=out, use_fast_accum=use_fast_accum)
     return _run_whole(plan, algo, "scaled_mm", key)
 
 
