@@ -141,12 +141,13 @@ def _same_sign(m, n, k, seed):
 TOL_PROMOTED = 1e-3
 
 
-@pytest.mark.parametrize("m,n,k", [(2048, 2048, 8192), (4096, 4096, 16384), (128, 7168, 16384), (64, 2112, 7168),
+@pytest.mark.parametrize("shape", [(2048, 2048, 8192), (4096, 4096, 16384), (128, 7168, 16384), (64, 2112, 7168),
                                    (16, 4096, 14336), (1, 8192, 28672), (333, 1000, 9000)], ids=kt.shape_id)
-def test_long_k_same_sign_products(m, n, k):
+def test_long_k_same_sign_products(shape):
     """The default accumulation (fast_accum off) promotes wgmma's fp8 sums to FP32 every 128 of K, whichever kernel
     the selection picks for the shape (large tiles, split-K, ping-pong): the error stays at cuBLASLt's level."""
     kt.require_combo(BASE)
+    m, n, k = shape
     a, w = _same_sign(m, n, k, 11)
     one = torch.tensor(1.0, device="cuda")
     for info in kiln.query(kiln.scaled_mm, a, w.t(), one, one, out_dtype=torch.float32, k=3):

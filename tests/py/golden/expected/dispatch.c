@@ -6,18 +6,20 @@
 #include "table.h"
 
 const kiln_solution kiln_solutions[] = {
-    /* 0 */ {.name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_WMMA_GFX1151",
-        .name_hash = 0x84fa676c333e127bull, .arch = KILN_ARCH_GFX1151, .family = KILN_FAMILY_WMMA, .launch = KILN_LAUNCH_PLAIN,
+    /* 0 */ {.name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_WMMA_GFX1151",
+        .name_hash = 0x019e2c106e204d14ull, .arch = KILN_ARCH_GFX1151, .family = KILN_FAMILY_WMMA, .launch = KILN_LAUNCH_PLAIN,
         .kind = KILN_KIND_MIXED_W8, .a_type = KILN_DTYPE_F16, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_F16, .layout = KILN_LAYOUT_TN,
         .b_prepacked = 1, .mt0 = 64, .mt1 = 64, .depth_u = 32, .threads = 128,
         .lds_bytes = 12288, .gsu = 2, .wgm = 8, .align_a = 8, .align_b = 16,
-        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_WMMA_GFX1151_reduce", .persistent = 0},
-    /* 1 */ {.name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_MMA_SM90",
-        .name_hash = 0x86002f4945865e86ull, .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_MMA, .launch = KILN_LAUNCH_PLAIN,
+        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_WMMA_GFX1151_reduce", .persistent = 0,
+        .fast_accum = 0},
+    /* 1 */ {.name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MMA_SM90",
+        .name_hash = 0xf35a32f502c2c201ull, .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_MMA, .launch = KILN_LAUNCH_PLAIN,
         .kind = KILN_KIND_GEMM, .a_type = KILN_DTYPE_F16, .b_type = KILN_DTYPE_F16, .d_type = KILN_DTYPE_F16, .layout = KILN_LAYOUT_NN,
         .b_prepacked = 0, .mt0 = 64, .mt1 = 64, .depth_u = 32, .threads = 128,
         .lds_bytes = 24576, .gsu = 2, .wgm = 8, .align_a = 8, .align_b = 8,
-        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_MMA_SM90_reduce", .persistent = 0},
+        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MMA_SM90_reduce", .persistent = 0,
+        .fast_accum = 0},
 };
 const int kiln_num_solutions = (int)(sizeof kiln_solutions / sizeof kiln_solutions[0]);
 
@@ -33,12 +35,14 @@ const kiln_logic kiln_logics[] = {
         .solutions = logic0_solutions, .num_solutions = 1,
         .exact = NULL, .num_exact = 0, .distance = KILN_DISTANCE_LOG_MNK, .fallback = 0,
         .timing_sizes = NULL, .timing_ms = NULL,
-        .num_timings = 0, .neighbors = 0},
+        .num_timings = 0, .neighbors = 0,
+        .fast_accum = 0},
     {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_GEMM, .source = "solutions/sm90/tiny.yaml", .a_type = KILN_DTYPE_F16, .b_type = KILN_DTYPE_F16,
         .d_type = KILN_DTYPE_F16, .layout = KILN_LAYOUT_NN, .b_prepacked = 0,
         .solutions = logic1_solutions, .num_solutions = 1,
         .exact = logic1_exact, .num_exact = 1, .distance = KILN_DISTANCE_LOG_MNK, .fallback = 1,
         .timing_sizes = NULL, .timing_ms = NULL,
-        .num_timings = 0, .neighbors = 0},
+        .num_timings = 0, .neighbors = 0,
+        .fast_accum = 0},
 };
 const int kiln_num_logics = (int)(sizeof kiln_logics / sizeof kiln_logics[0]);
