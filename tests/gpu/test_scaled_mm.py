@@ -167,12 +167,13 @@ def test_fast_accum_is_opt_in():
     k = 8192
     one = torch.tensor(1.0, device="cuda")
     a, w = _same_sign(m, n, k, 12)
-    default = [i.name for i in kiln.query(kiln.scaled_mm, a, w.t(), one, one, k=kt.SWEEP_K)]
+    f32 = dict(out_dtype=torch.float32)
+    default = [i.name for i in kiln.query(kiln.scaled_mm, a, w.t(), one, one, k=kt.SWEEP_K, **f32)]
     assert default and all(kt.decode(name).pr > 0 or kt.decode(name).family.value != "wgmma" for name in default)
-    fast = kiln.query(kiln.scaled_mm, a, w.t(), one, one, use_fast_accum=True, k=kt.SWEEP_K)
+    fast = kiln.query(kiln.scaled_mm, a, w.t(), one, one, use_fast_accum=True, k=kt.SWEEP_K, **f32)
     assert fast and any(kt.decode(i.name).pr == 0 for i in fast)
     if kt.arch() == "sm90":
-        assert "fast_accum" in kiln.explain(kiln.scaled_mm, a, w.t(), one, one, use_fast_accum=True)
+        assert "fast_accum" in kiln.explain(kiln.scaled_mm, a, w.t(), one, one, use_fast_accum=True, **f32)
         out = kiln.scaled_mm(a, w.t(), one, one, out_dtype=torch.float32, use_fast_accum=True, algo=fast[0])
         ref = kt.reference(a, w.t(), sa=one, sb=one)
         assert kt.rel_l2(out, ref) > 10 * TOL_PROMOTED  # the drift the default avoids (1.6e-1 measured)
