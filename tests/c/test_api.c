@@ -100,6 +100,8 @@ static void test_check_problem(kiln_handle h)
     EXPECT_PROBLEM(h, f8, q_.scale_b = (kiln_scale_mode)-1, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, f8, q_.activation = KILN_ACT_COUNT, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, f8, q_.has_bias = 2, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.fast_accum = 2, KILN_STATUS_INVALID_VALUE);
+    EXPECT_PROBLEM(h, f8, q_.fast_accum = -1, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, gemm, q_.has_c = -1, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, f8, q_.b_prepacked = 3, KILN_STATUS_INVALID_VALUE);
     EXPECT_PROBLEM(h, f8, (q_.has_bias = 1, q_.bias_type = (kiln_dtype)42), KILN_STATUS_INVALID_VALUE);

@@ -448,6 +448,57 @@ static void test_lookups(void)
           "logic keys");
 }
 
+/* Fast accumulation: a solution that keeps fp8 sums in wgmma's accumulator over all of K fits only problems that set
+ * fast_accum (or K within one DepthU tile); such problems use the fast logics of their type where any exist. */
+static void test_fast_accum(void)
+{
+    kiln_solution fast = T.solutions[FAKE_WG_FP8];
+    fast.fast_accum = 1;
+    kiln_problem p;
+    kiln_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_F32, KILN_LAYOUT_TN, 256, 256, 1024);
+    kiln_select_input in = input(&p, NULL, FAKE_MAX_LDS);
+    char why[160] = "";
+    CHECK(kiln_solution_fits(&fast, &in, why, sizeof why) == KILN_REJECT_ACCUM && contains(why, "fast_accum is 0"),
+          "fast kernel, accurate problem: %s", why);
+    CHECK(kiln_solution_fits(&T.solutions[FAKE_WG_FP8], &in, NULL, 0) == KILN_FITS, "promoted kernel fits");
+    p.k = T.solutions[FAKE_WG_FP8].depth_u;
+    CHECK(kiln_solution_fits(&fast, &in, NULL, 0) == KILN_FITS, "one K tile: nothing to promote");
+    p.k = 1024;
+    p.fast_accum = 1;
+    CHECK(kiln_solution_fits(&fast, &in, NULL, 0) == KILN_FITS, "fast problem");
+    CHECK(!strcmp(kiln_reject_name(KILN_REJECT_ACCUM), "accum"), "reject name");
+
+    static const int list_a[] = {FAKE_FP8_MT128}, list_b[] = {FAKE_FP8_MT64};
+    kiln_logic logics[2] = {
+        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "promoted.yaml",
+         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
+         .solutions = list_a, .num_solutions = 1, .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_MT128},
+        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "fast.yaml",
+         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
+         .solutions = list_b, .num_solutions = 1, .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_MT64,
+         .fast_accum = 1},
+    };
+    kiln_tables t = T;
+    t.logics = logics;
+    t.num_logics = 2;
+    kiln_problem q = fp8_problem(256, 256, 256);
+    kiln_select_input qin = input(&q, NULL, 0);
+    result r = run(&t, &qin);
+    int want_default[] = {FAKE_FP8_MT128};
+    expect_order(&r, want_default, 1, "default: the promoted logic only");
+    CHECK(!contains(r.text, "fast.yaml"), "the fast logic is not asked:\n%s", r.text);
+    q.fast_accum = 1;
+    r = run(&t, &qin);
+    int want_fast[] = {FAKE_FP8_MT64};
+    expect_order(&r, want_fast, 1, "fast_accum: the fast logic only");
+    CHECK(contains(r.text, "fast_accum"), "explained:\n%s", r.text);
+    logics[1].fast_accum = 0; /* no fast logic of the type: a fast problem uses the others */
+    logics[0].fast_accum = 0;
+    t.num_logics = 1;
+    r = run(&t, &qin);
+    expect_order(&r, want_default, 1, "fast_accum without a fast logic");
+}
+
 int main(void)
 {
     T = fake_tables();
@@ -465,5 +516,6 @@ int main(void)
     test_timing_model();
     test_code_required();
     test_lookups();
+    test_fast_accum();
     return test_summary("test_select");
 }
