@@ -78,7 +78,8 @@ template <class C> struct WgmmaGemm {
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
-    // PR > 0: tensor- and row/column-scaled fp8 sums promoted to FP32 every PR K-tiles (mainloop_promoted); 0 keeps
+    // PR > 0: tensor- and row/column-scaled fp8 sums promoted to FP32 every PR K-tiles (wgmma keeps them in a
+    // reduced-precision accumulator; mainloop_pipelined for PR 1, mainloop_promoted for more); 0 keeps
     // each tile's sum over all of K in wgmma's accumulator (fast accumulation). Block-scaled kernels promote every
     // K-tile with their scales (mainloop_block) whatever PR is (the generator gives them 0).
     static constexpr bool PROMOTED = C::PR > 0 && !C::BLOCK_SCALES;
@@ -565,14 +566,85 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The mainloop of a promoted tile (PR > 0, fp8 x fp8 from shared memory): wgmma keeps its fp8 sums in a
-    // reduced-precision accumulator, so each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first
-    // K-tile; within the group one K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are
-    // done `part` is added to acc in FP32. The add waits for the group's last K-tile; the other consumer's wgmma keep
-    // the tensor cores busy meanwhile (two consumers per tile, wg 2x1 / 1x2). Keeping the next group's wgmma in
-    // flight through the add would need a second `part` (3 x 64 accumulators a thread: more than the 168 registers
-    // ptxas allocates under __launch_bounds__(384, 1)), and ptxas serializes wgmma whose pipeline stage spans reads of
-    // another wgmma's accumulators (C7514).
+    KILN_DEVICE static void add_part(float (&acc)[REP][ACC], float (&part)[REP][ACC]) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r) {
+            sm90::fence_regs(part[r]);
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] += part[r][e];
+        }
+    }
+
+    // PR 1, two K-tiles per wgmma batch: K-tiles i and i + 1 run into p0 and p1 (two commit groups after one fence);
+    // p0 is added to acc while p1's wgmma still run (wait_group 1), then p1 (wait_group 0), so half the adds hide
+    // behind the consumer's own wgmma and the rest behind the other consumer's. The adds read only accumulators of
+    // the batch just issued: reading those of an earlier batch while a later one runs made ptxas serialize the wgmma
+    // (C7514), and a wgmma issued under a branch made it inject fences (C7519). 3 x 64 accumulators a thread compile
+    // without spills in both the two-consumer (384 threads) and the one-consumer kernels.
+    KILN_DEVICE static void mainloop_pipelined(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                               float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
+                                               int lane) {
+        float p0[REP][ACC], p1[REP][ACC];
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        int i = 0;
+        for (; i + 1 < T.iters; i += 2) {
+            const int s0 = stage;
+            sm90::mbar_wait(&full[s0], phase);
+            advance(stage, phase);
+            const int s1 = stage;
+            sm90::mbar_wait(&full[s1], phase);
+            advance(stage, phase);
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p0[r]);
+                sm90::fence_regs(p1[r]);
+            }
+            sm90::wgmma_fence();
+            mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
+            sm90::wgmma_commit();
+            mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
+            sm90::wgmma_commit();
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p0[r]);
+                sm90::fence_regs(p1[r]);
+            }
+            sm90::wgmma_wait<1>();  // K-tile i done, i + 1 may still run
+            if (lane == 0) sm90::mbar_arrive(&empty[s0]);
+            add_part(acc, p0);
+            sm90::wgmma_wait<0>();
+            if (lane == 0) sm90::mbar_arrive(&empty[s1]);
+            add_part(acc, p1);
+        }
+        if (i < T.iters) {  // an odd K-tile count: the last one alone
+            sm90::mbar_wait(&full[stage], phase);
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
+            sm90::wgmma_fence();
+            mma_ss(p0, stage_a(smem, stage, cm), stage_b(smem, stage, cn), 1);
+            sm90::wgmma_commit();
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
+            sm90::wgmma_wait<0>();
+            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            add_part(acc, p0);
+            advance(stage, phase);
+        }
+    }
+
+    KILN_DEVICE static uint32_t stage_a(uint8_t *smem, int stage, int cm) {
+        return smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
+    }
+    KILN_DEVICE static uint32_t stage_b(uint8_t *smem, int stage, int cn) {
+        return smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+    }
+
+    // PR >= 2: each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first K-tile; within the group one
+    // K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are done (wait_group 0) `part` is
+    // added to acc in FP32 while the other consumer's wgmma keep the tensor cores busy.
     KILN_DEVICE static void mainloop_promoted(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                               float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                               int lane) {
@@ -601,13 +673,8 @@ template <class C> struct WgmmaGemm {
                 advance(stage, phase);
             }
             sm90::wgmma_wait<0>();
-#pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
             if (lane == 0) sm90::mbar_arrive(&empty[prev]);
-#pragma unroll
-            for (int r = 0; r < REP; ++r)
-#pragma unroll
-                for (int e = 0; e < ACC; ++e) acc[r][e] += part[r][e];
+            add_part(acc, part);
         }
     }
 
@@ -636,6 +703,8 @@ template <class C> struct WgmmaGemm {
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
                 mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+            } else if constexpr (PROMOTED && C::PR == 1) {
+                mainloop_pipelined(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED) {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else

@@ -10,7 +10,8 @@ WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 
 # Registers a consumer thread may give to accumulators (+ widened weights): ptxas allocates the whole kernel under
 # __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time. A
-# promoted or block-scaled mainloop holds a K-tile's sum beside the accumulators (measured: 3 x 64 spills).
+# block-scaled or promoted mainloop holds a K-tile's sum beside the accumulators, so at most 64 of each (pr 1 holds
+# two K-tile sums, 3 x 64, which compiles without spills; 3 x 128 cannot fit).
 MAX_ACC = 128
 
 
