@@ -580,7 +580,8 @@ template <class C> struct WgmmaGemm {
     // behind the consumer's own wgmma and the rest behind the other consumer's. The adds read only accumulators of
     // the batch just issued: reading those of an earlier batch while a later one runs made ptxas serialize the wgmma
     // (C7514), and a wgmma issued under a branch made it inject fences (C7519). 3 x 64 accumulators a thread compile
-    // without spills in both the two-consumer (384 threads) and the one-consumer kernels.
+    // without spills in both the two-consumer (384 threads) and the one-consumer kernels; the ping-pong kernel (PK 2)
+    // spills with them and keeps the one-sum loop.
     KILN_DEVICE static void mainloop_pipelined(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                                int lane) {
@@ -642,7 +643,7 @@ template <class C> struct WgmmaGemm {
         return smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
     }
 
-    // PR >= 2: each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first K-tile; within the group one
+    // PR >= 2 (and ping-pong): each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first K-tile; within the group one
     // K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are done (wait_group 0) `part` is
     // added to acc in FP32 while the other consumer's wgmma keep the tensor cores busy.
     KILN_DEVICE static void mainloop_promoted(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
@@ -703,7 +704,7 @@ template <class C> struct WgmmaGemm {
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
                 mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
-            } else if constexpr (PROMOTED && C::PR == 1) {
+            } else if constexpr (PROMOTED && C::PR == 1 && !PINGPONG) {
                 mainloop_pipelined(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED) {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
