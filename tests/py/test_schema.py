@@ -292,3 +292,17 @@ def test_committed_solution_tree_loads():
         pytest.skip("no solutions/ tree yet")
     files = load_tree(REPO)
     assert files and all(f.logics for f in files)
+
+
+def test_shipped_logics_give_fp32_sums_unless_fast():
+    """Every shipped logic without `accumulate: fast` holds only kernels that sum in FP32 (promoted wgmma fp8, or any
+    other family/kind); the sm90 tensor-scaled fp8 types have both a promoted and a fast logic."""
+    repo = Path(__file__).resolve().parents[2]
+    seen = {}
+    for sf in load_tree(repo):
+        for lg in sf.logics:
+            if not lg.fast_accum:
+                assert not any(s.spec.fast_accum(s) for s in lg.solutions), sf.source
+            if sf.arch.value == "sm90" and lg.problem.kind.value == "fp8_scaled" and sf.family.value == "wgmma":
+                seen.setdefault((lg.problem.a, lg.problem.b, lg.problem.d), set()).add(lg.fast_accum)
+    assert seen and all(v == {False, True} for v in seen.values()), seen

@@ -78,3 +78,21 @@ def test_unmeasured_results_are_refused():
     t = load()
     with pytest.raises(tune.TuneError, match="no measured size"):
         tune.logic_yaml(t, {"sizes": {}})
+
+
+@pytest.mark.parametrize("name,fast", [("sm90_fp8.yaml", True), ("sm90_fp8_fast.yaml", True),
+                                       ("sm90_fp8_promoted.yaml", False)])
+def test_accumulation_of_the_shipped_tuning_files(tmp_path, name, fast):
+    """The fast files' candidates are pr 0 and their candidate file and logic say `accumulate: fast` (else the
+    promotion rule refuses them); the promoted file's candidates all promote, and its logic is not fast."""
+    t = tune.load(REPO / "tuning" / name, REPO)
+    sols, _ = tune.candidates(t)
+    assert all((s.pr == 0) == fast for s in sols)
+    cand = tmp_path / "solutions" / "sm90" / "tune.yaml"
+    cand.parent.mkdir(parents=True)
+    cand.write_text(tune.candidate_yaml(t, sols))
+    assert ("accumulate: fast" in cand.read_text()) == fast
+    assert all(lg.fast_accum == fast for lg in schema.load_file(cand, tmp_path).logics)
+    out = tmp_path / "solutions" / "sm90" / "logic.yaml"
+    out.write_text(tune.logic_yaml(t, fake_results(t, sols, t.sizes[:6])))
+    assert all(lg.fast_accum == fast for lg in schema.load_file(out, tmp_path).logics)
