@@ -69,6 +69,7 @@ template <class C> struct WgmmaGemm {
     static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
     static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && !C::GROUPED && SUBTILE_D >= EPI_SMALL &&
+                                  CPC * ED % 128 == 0 &&  // whole 128-byte boxes across a consumer's columns
                                   RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
                                       227 * 1024;
     static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
@@ -83,6 +84,9 @@ template <class C> struct WgmmaGemm {
     // each tile's sum over all of K in wgmma's accumulator (fast accumulation). Block-scaled kernels promote every
     // K-tile with their scales (mainloop_block) whatever PR is (the generator gives them 0).
     static constexpr bool PROMOTED = C::PR > 0 && !C::BLOCK_SCALES;
+    static_assert(C::SPLIT == (PROMOTED && C::PR == 1 && !PINGPONG && REP * ACC > 64),
+                  "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
+    static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
 
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
     static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
@@ -229,6 +233,22 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
             for (int r = 0; r < REP; ++r)
                 C::Mma::run(acc[r], sm90::desc_k128(a + r * 64 * 128), sm90::desc_k128(b), (first && kk == 0) ? 0 : 1);
+        }
+    }
+
+    // SS, split promotion: one K-tile of wgmma over column half H (0 or 1) of the consumer's columns, into a fresh
+    // half-width sum (the MmaH instruction).
+    template <int H>
+    KILN_DEVICE static void mma_ss_half(float (&part)[REP][ACC / 2], uint32_t a_base, uint32_t b_base) {
+        static_assert(C::SPLIT, "the half-width wgmma exists in split kernels only");
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            const uint32_t koff = (kk * 32) % 128;
+            const uint32_t a = a_base + (kk * 32 / 128) * (C::MT0 * 128) + koff;
+            const uint32_t b = b_base + (kk * 32 / 128) * (C::MT1 * 128) + koff + H * (CPC / 2) * 128;
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+                C::MmaH::run(part[r], sm90::desc_k128(a + r * 64 * 128), sm90::desc_k128(b), kk == 0 ? 0 : 1);
         }
     }
 
@@ -636,6 +656,54 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // PR 1 with more than 64 accumulators a thread (SPLIT): the two sums in flight are the two column halves of one
+    // K-tile (half-width wgmma, MmaH), so acc and both sums take 2 x ACC registers. Half 0 is added while half 1 runs.
+    // In wgmma's accumulator layout a thread's first ACC / 2 registers are the columns of the first half.
+    KILN_DEVICE static void mainloop_split(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                           float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
+                                           int lane) {
+        constexpr int HALF = ACC / 2;
+        float p0[REP][HALF], p1[REP][HALF];
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        for (int i = 0; i < T.iters; ++i) {
+            sm90::mbar_wait(&full[stage], phase);
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p0[r]);
+                sm90::fence_regs(p1[r]);
+            }
+            sm90::wgmma_fence();
+            mma_ss_half<0>(p0, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
+            sm90::wgmma_commit();
+            mma_ss_half<1>(p1, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
+            sm90::wgmma_commit();
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p0[r]);
+                sm90::fence_regs(p1[r]);
+            }
+            sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p0[r]);
+#pragma unroll
+                for (int e = 0; e < HALF; ++e) acc[r][e] += p0[r][e];
+            }
+            sm90::wgmma_wait<0>();
+            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+#pragma unroll
+            for (int r = 0; r < REP; ++r) {
+                sm90::fence_regs(p1[r]);
+#pragma unroll
+                for (int e = 0; e < HALF; ++e) acc[r][HALF + e] += p1[r][e];
+            }
+            advance(stage, phase);
+        }
+    }
+
     KILN_DEVICE static uint32_t stage_a(uint8_t *smem, int stage, int cm) {
         return smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
     }
@@ -704,6 +772,8 @@ template <class C> struct WgmmaGemm {
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
                 mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+            } else if constexpr (C::SPLIT) {
+                mainloop_split(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED && C::PR == 1 && !PINGPONG) {
                 mainloop_pipelined(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED) {

@@ -12,6 +12,7 @@ struct Config {
     static constexpr bool B_PACKED = false;
     static constexpr bool BLOCK_SCALES = false;
     static constexpr bool GROUPED = false;
+    static constexpr bool SPLIT = false;  // pr 1: the two sums in flight are column halves (MmaH)
     static constexpr int MT0 = 64;
     static constexpr int MT1 = 128;
     static constexpr int DU = 128;

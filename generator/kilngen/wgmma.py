@@ -3,6 +3,8 @@ persistent): its geometry, its instruction and its rules. families.py names thes
 else asks for the family by name."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .rules import _bytes_of, _fmt, _operands, grouped_gsu
 from .vocab import DTYPE_INFO, DType, Kind
 
@@ -13,6 +15,7 @@ WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 # block-scaled or promoted mainloop holds a K-tile's sum beside the accumulators, so at most 64 of each (pr 1 holds
 # two K-tile sums, 3 x 64, which compiles without spills; 3 x 128 cannot fit).
 MAX_ACC = 128
+MAX_ACC_SPLIT = 96  # pr 1: acc + two column-half sums, 2 x 96 (kiln_gemm_wgmma.h, mainloop_split)
 
 
 def consumers(sol) -> int:
@@ -37,6 +40,29 @@ def block_scales(sol) -> bool:
 def promoted(sol) -> bool:
     """Tensor/row-scaled fp8 sums added to FP32 accumulators every pr K-tiles (kiln_gemm_wgmma.h, PROMOTED)."""
     return sol.pr > 0 and sol.problem.both_fp8 and not block_scales(sol) and not swap(sol)
+
+
+def _acc(sol) -> int:
+    """f32 accumulators a consumer thread holds: (wgmma M extent / 64) x wgmma N / 2."""
+    rows, cols = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
+    wgmma_m, wgmma_n = (cols, rows) if swap(sol) else (rows, cols)
+    return (wgmma_m // 64) * wgmma_n // 2
+
+
+def pipelined(sol) -> bool:
+    """pr 1 outside ping-pong: two sums in flight (kiln_gemm_wgmma.h, mainloop_pipelined / mainloop_split)."""
+    return promoted(sol) and sol.pr == 1 and sol.pk != 2
+
+
+def split(sol) -> bool:
+    """pr 1 with more than 64 accumulators a thread: the two sums in flight are the two column halves of one K-tile
+    (mainloop_split), so that acc and both sums take 2 x acc registers instead of 3 x acc."""
+    return pipelined(sol) and _acc(sol) > 64
+
+
+def half_asm(sol) -> Optional[tuple]:
+    """The wgmma of half a consumer's columns, for split promotion."""
+    return asm(sol, sol.mi[1] // 2) if split(sol) else None
 
 
 def fast_accum(sol) -> bool:
@@ -68,7 +94,8 @@ def tma_d(sol) -> bool:
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
-    return sub >= rpc * 128 and _ring(sol) + _scales(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+    whole_boxes = cpc * DTYPE_INFO[sol.problem.d].bytes % 128 == 0  # the store's 128-byte boxes tile the columns
+    return sub >= rpc * 128 and whole_boxes and _ring(sol) + _scales(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
 
 
 def _ring(sol) -> int:
@@ -94,11 +121,12 @@ def lds_bytes(sol) -> int:
 _PTX = {DType.F16: "f16", DType.BF16: "bf16", DType.E4M3: "e4m3", DType.E5M2: "e5m2"}  # wgmma operand types
 
 
-def asm(sol) -> tuple:
+def asm(sol, n: Optional[int] = None) -> tuple:
     """One wgmma.mma_async with its N/2 accumulator operands, as (N, run() parameters, asm lines, outputs, inputs):
     shared-memory A and B descriptors, or (swap) the widened weights as four A registers. scale-d = 0 starts the sum
     (first K step of a tile)."""
-    _m, n, k = sol.mi
+    _m, mi_n, k = sol.mi
+    n = n or mi_n
     regs = n // 2
     acc = ", ".join(f"%{i}" for i in range(regs))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
@@ -142,6 +170,12 @@ def _tile(sol):
         return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
     if cols % 32:
         return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
+    if pipelined(sol):  # acc and two sums: 3 x acc up to 64, split 2 x acc above (see MAX_ACC)
+        acc = _acc(sol)
+        if acc > MAX_ACC_SPLIT or (acc > 64 and (wgmma_n // 2) % 8):
+            return (f"each consumer thread would hold {acc} f32 accumulators and two K-tile sums (pr 1); at most "
+                    f"{MAX_ACC_SPLIT} accumulators fit, with the sums as column halves of a multiple of 8")
+        return None
     sums = 2 if block_scales(sol) or promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0  # widened weights of a K-tile
