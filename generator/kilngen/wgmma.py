@@ -172,9 +172,9 @@ def _tile(sol):
         return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
     if pipelined(sol):  # acc and two sums: 3 x acc up to 64, split 2 x acc above (see MAX_ACC)
         acc = _acc(sol)
-        if acc > MAX_ACC_SPLIT or (acc > 64 and (wgmma_n // 2) % 8):
-            return (f"each consumer thread would hold {acc} f32 accumulators and two K-tile sums (pr 1); at most "
-                    f"{MAX_ACC_SPLIT} accumulators fit, with the sums as column halves of a multiple of 8")
+        if acc > MAX_ACC_SPLIT:  # (columns are a multiple of 32, so a half is a whole wgmma N)
+            return (f"each consumer thread would hold {acc} f32 accumulators and two sums (pr 1); at most "
+                    f"{MAX_ACC_SPLIT} fit its registers (64x192 per consumer)")
         return None
     sums = 2 if block_scales(sol) or promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums

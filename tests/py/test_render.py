@@ -181,3 +181,16 @@ def test_each_family_template_includes_its_device_header():
     for family, spec in FAMILIES.items():
         text = (REPO / "templates" / spec.template).read_text()
         assert f'#include "{spec.device_header}"' in text, family
+
+
+def test_split_promotion_renders_the_half_width_wgmma():
+    """pr 1 with 64x192 consumers keeps its two sums as column halves: the kernel gets SPLIT and the m64n96 MmaH;
+    pr 1 with 64x128 consumers does not (two K-tile sums), and neither do fast kernels."""
+    from kilngen.schema import load_file
+    sols = {s.mt[:2] + s.wg + (s.pr,): s for lg in load_file(REPO / "solutions/sm90/wgmma_fp8_promoted.yaml", REPO).logics
+            for s in lg.solutions}
+    split = next(s for k, s in sols.items() if k[:2] == (128, 192))
+    view = render.kernel_view(split)
+    assert view.split == "true" and view.wgmma_half[0] == 96 and "m64n96k32" in "".join(view.wgmma_half[2])
+    plain = next(s for k, s in sols.items() if k[:2] == (128, 128))
+    assert render.kernel_view(plain).split == "false" and not render.kernel_view(plain).wgmma_half
