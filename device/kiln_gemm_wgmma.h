@@ -17,6 +17,9 @@
 //                producer warpgroup stages each K-tile's scales (MT0 of A's, MT1 of B's, per column) into the stage
 //                with cp.async, so that the consumers read them from shared memory; full[s] then also waits for its
 //                32 lanes.
+//   SS with PR > 0 (tensor/row-scaled fp8): wgmma's reduced-precision fp8 sums are promoted to FP32 accumulators every
+//                PR K-tiles (mainloop_pipelined, mainloop_split, mainloop_promoted); PR 0 keeps one wgmma sum over all
+//                of K (fast accumulation, only for problems that allow it).
 //   SWAP (SWAP = true):  16-bit activations x prepacked fp8 weights. wgmma takes only its A operand from registers,
 //                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
 //                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
