@@ -556,16 +556,12 @@ template <class C> struct WgmmaGemm {
                                            int cm, int cn, int warp, int lane) {
         const bool per_column = p.sb_block_n == 1;
         const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
-#pragma unroll
-        for (int r = 0; r < REP; ++r)
-#pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        zero(acc);
         for (int i = 0; i < T.iters; ++i) {
             float part[REP][ACC];
             BlockScales sc;
             sm90::mbar_wait(&full[stage], phase);
-            const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
-            const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
 #pragma unroll
             for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
             sm90::wgmma_fence();
@@ -589,12 +585,22 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    KILN_DEVICE static void add_part(float (&acc)[REP][ACC], float (&part)[REP][ACC]) {
+    KILN_DEVICE static void zero(float (&acc)[REP][ACC]) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+    }
+
+    // acc[r][OFF + e] += part[r][e] in FP32 (a whole K-tile sum, or a column half of one at OFF 0 / ACC / 2).
+    template <int N, int OFF = 0>
+    KILN_DEVICE static void add_part(float (&acc)[REP][ACC], float (&part)[REP][N]) {
+        static_assert(OFF + N <= ACC, "the sum lies within the accumulators");
 #pragma unroll
         for (int r = 0; r < REP; ++r) {
             sm90::fence_regs(part[r]);
 #pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] += part[r][e];
+            for (int e = 0; e < N; ++e) acc[r][OFF + e] += part[r][e];
         }
     }
 
@@ -609,10 +615,7 @@ template <class C> struct WgmmaGemm {
                                                float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                                int lane) {
         float p0[REP][ACC], p1[REP][ACC];
-#pragma unroll
-        for (int r = 0; r < REP; ++r)
-#pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        zero(acc);
         int i = 0;
         for (; i + 1 < T.iters; i += 2) {
             const int s0 = stage;
@@ -667,10 +670,7 @@ template <class C> struct WgmmaGemm {
                                            int lane) {
         constexpr int HALF = ACC / 2;
         float p0[REP][HALF], p1[REP][HALF];
-#pragma unroll
-        for (int r = 0; r < REP; ++r)
-#pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        zero(acc);
         for (int i = 0; i < T.iters; ++i) {
             sm90::mbar_wait(&full[stage], phase);
 #pragma unroll
@@ -689,20 +689,10 @@ template <class C> struct WgmmaGemm {
                 sm90::fence_regs(p1[r]);
             }
             sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
-#pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p0[r]);
-#pragma unroll
-                for (int e = 0; e < HALF; ++e) acc[r][e] += p0[r][e];
-            }
+            add_part(acc, p0);
             sm90::wgmma_wait<0>();
             if (lane == 0) sm90::mbar_arrive(&empty[stage]);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p1[r]);
-#pragma unroll
-                for (int e = 0; e < HALF; ++e) acc[r][HALF + e] += p1[r][e];
-            }
+            add_part<HALF, HALF>(acc, p1);
             advance(stage, phase);
         }
     }
@@ -714,24 +704,20 @@ template <class C> struct WgmmaGemm {
         return smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
     }
 
-    // PR >= 2 (and ping-pong): each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first K-tile; within the group one
-    // K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are done (wait_group 0) `part` is
-    // added to acc in FP32 while the other consumer's wgmma keep the tensor cores busy.
+    // PR >= 2 (and ping-pong): each group of PR K-tiles runs into a fresh `part` (scale-d 0 on its first K-tile;
+    // within the group one K-tile stays in flight, as in the unpromoted loop), and once the group's wgmma are done
+    // (wait_group 0) `part` is added to acc in FP32 while the other consumer's wgmma keep the tensor cores busy.
     KILN_DEVICE static void mainloop_promoted(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                               float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                               int lane) {
-#pragma unroll
-        for (int r = 0; r < REP; ++r)
-#pragma unroll
-            for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
+        zero(acc);
         for (int i0 = 0; i0 < T.iters; i0 += C::PR) {
             float part[REP][ACC];
             int prev = -1;
 #pragma unroll 1
             for (int j = 0; j < C::PR && i0 + j < T.iters; ++j) {
                 sm90::mbar_wait(&full[stage], phase);
-                const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
-                const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+                const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
 #pragma unroll
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
                 sm90::wgmma_fence();
@@ -766,12 +752,7 @@ template <class C> struct WgmmaGemm {
                 continue;
             }
             if (PINGPONG && turn > 0) sm90::named_barrier(3 + cw, 256);  // wait for the other's mainloop to be issued
-            if (T.iters == 0) {
-#pragma unroll
-                for (int r = 0; r < REP; ++r)
-#pragma unroll
-                    for (int e = 0; e < ACC; ++e) acc[r][e] = 0.f;
-            }
+            if (T.iters == 0) zero(acc);
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
                 mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
@@ -784,8 +765,7 @@ template <class C> struct WgmmaGemm {
             } else
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
-                const uint32_t sa = smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
-                const uint32_t sb = smem_addr(smem + STAGES * A_STAGE + stage * B_STAGE) + cn * CPC * 128;
+                const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
                 if constexpr (C::SWAP) {
                     uint32_t frag[REP][KSTEPS][4];
                     load_weights(frag, sb, warp, lane);
