@@ -10,9 +10,7 @@ from pathlib import Path
 import jinja2
 
 from . import attention as attn
-from . import wgmma
-from .model import (ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Family, Kind, Solution, c_enum,
-                    fnv1a64)
+from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Kind, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
 
@@ -47,8 +45,8 @@ class KernelView:
     wgmma: tuple        # wgmma: (N, run() parameters, asm lines, outputs, inputs) of the instruction
     block_scales: str   # block-scaled fp8 (KILN_SCALE_BLOCK): promote every K-tile
     grouped: str        # grouped (MoE) GEMM: walk the groups' tiles (wgmma)
-    split: str = "false"  # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
-    wgmma_half: tuple = ()  # wgmma: the half-width instruction of split promotion
+    split: str          # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
+    wgmma_half: tuple   # wgmma: the half-width instruction of split promotion (empty otherwise)
 
 
 def _cbool(v: bool) -> str:
@@ -76,8 +74,7 @@ def kernel_view(sol: Solution) -> KernelView:
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
-        grouped=_cbool(pr.spec.grouped), split=_cbool(wgmma.split(sol) if sol.family is Family.WGMMA else False),
-        wgmma_half=(wgmma.half_asm(sol) or ()) if sol.family is Family.WGMMA else ())
+        grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol))
 
 
 def solution_row(sol: Solution) -> dict:

@@ -60,9 +60,9 @@ def split(sol) -> bool:
     return pipelined(sol) and _acc(sol) > 64
 
 
-def half_asm(sol) -> Optional[tuple]:
-    """The wgmma of half a consumer's columns, for split promotion."""
-    return asm(sol, sol.mi[1] // 2) if split(sol) else None
+def half_asm(sol) -> tuple:
+    """The wgmma of half a consumer's columns, for split promotion; () for other kernels."""
+    return asm(sol, sol.mi[1] // 2) if split(sol) else ()
 
 
 def fast_accum(sol) -> bool:

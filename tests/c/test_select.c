@@ -16,6 +16,24 @@ static kiln_problem fp8_problem(int64_t m, int64_t n, int64_t k)
     return p;
 }
 
+/* An sm90 e4m3 x e4m3 -> bf16 TN logic over `n` solutions of the fake table (no exact entries, no timings). */
+static kiln_logic fp8_logic(const char *source, const int *solutions, int n, int fallback)
+{
+    kiln_logic l;
+    memset(&l, 0, sizeof l);
+    l.arch = KILN_ARCH_SM90;
+    l.kind = KILN_KIND_FP8_SCALED;
+    l.source = source;
+    l.a_type = l.b_type = KILN_DTYPE_E4M3;
+    l.d_type = KILN_DTYPE_BF16;
+    l.layout = KILN_LAYOUT_TN;
+    l.solutions = solutions;
+    l.num_solutions = n;
+    l.distance = KILN_DISTANCE_LOG_MNK;
+    l.fallback = fallback;
+    return l;
+}
+
 static kiln_select_input input(const kiln_problem *p, const kiln_args *args, int64_t max_lds)
 {
     kiln_select_input in;
@@ -348,16 +366,12 @@ static void test_pooled_logics(void)
 {
     static const int list_a[] = {FAKE_FP8_MT128}, list_b[] = {FAKE_FP8_MT64, FAKE_FP8_ANY};
     static const kiln_exact exact_a[] = {{4096, 4096, 4096, FAKE_FP8_MT128}}, exact_b[] = {{64, 64, 64, FAKE_FP8_MT64}};
-    const kiln_logic logics[2] = {
-        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "a.yaml",
-         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
-         .solutions = list_a, .num_solutions = 1, .exact = exact_a, .num_exact = 1, .distance = KILN_DISTANCE_LOG_MNK,
-         .fallback = FAKE_FP8_MT128},
-        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "b.yaml",
-         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
-         .solutions = list_b, .num_solutions = 2, .exact = exact_b, .num_exact = 1, .distance = KILN_DISTANCE_LOG_MNK,
-         .fallback = FAKE_FP8_ANY},
-    };
+    kiln_logic logics[2] = {fp8_logic("a.yaml", list_a, 1, FAKE_FP8_MT128),
+                            fp8_logic("b.yaml", list_b, 2, FAKE_FP8_ANY)};
+    logics[0].exact = exact_a;
+    logics[0].num_exact = 1;
+    logics[1].exact = exact_b;
+    logics[1].num_exact = 1;
     kiln_tables t = T;
     t.logics = logics;
     t.num_logics = 2;
@@ -469,15 +483,9 @@ static void test_fast_accum(void)
     CHECK(!strcmp(kiln_reject_name(KILN_REJECT_ACCUM), "accum"), "reject name");
 
     static const int list_a[] = {FAKE_FP8_MT128}, list_b[] = {FAKE_FP8_MT64};
-    kiln_logic logics[2] = {
-        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "promoted.yaml",
-         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
-         .solutions = list_a, .num_solutions = 1, .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_MT128},
-        {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "fast.yaml",
-         .a_type = KILN_DTYPE_E4M3, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_BF16, .layout = KILN_LAYOUT_TN,
-         .solutions = list_b, .num_solutions = 1, .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_FP8_MT64,
-         .fast_accum = 1},
-    };
+    kiln_logic logics[2] = {fp8_logic("promoted.yaml", list_a, 1, FAKE_FP8_MT128),
+                            fp8_logic("fast.yaml", list_b, 1, FAKE_FP8_MT64)};
+    logics[1].fast_accum = 1;
     kiln_tables t = T;
     t.logics = logics;
     t.num_logics = 2;
