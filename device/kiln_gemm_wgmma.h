@@ -697,6 +697,64 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // SWAP: K-tile i's wgmma run while the weights of K-tile i + 1 are read from their stage and widened into the
+    // other fragment set (f0 for even K-tiles, f1 for odd: the loop is unrolled by two so that each set keeps its
+    // registers). A set is rewritten only after the wgmma that read it are done (wait_group 0 before the next
+    // issue), so no register of a wgmma in flight is touched; the widening hides behind the tensor cores instead of
+    // running between them.
+    KILN_DEVICE static void swap_issue(float (&acc)[REP][ACC], uint32_t (&f)[REP][KSTEPS][4], uint32_t x_base) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk)
+#pragma unroll
+                for (int x = 0; x < 4; ++x) sm90::fence_reg(f[r][kk][x]);
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+        sm90::wgmma_fence();
+        mma_rs(acc, f, x_base, 0);
+        sm90::wgmma_commit();
+    }
+
+    KILN_DEVICE static void swap_retire(float (&acc)[REP][ACC], uint64_t *empty, int s, int lane) {
+        sm90::wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+        if (lane == 0) sm90::mbar_arrive(&empty[s]);
+    }
+
+    KILN_DEVICE static void mainloop_swap(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                          float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
+                                          int warp, int lane) {
+        uint32_t f0[REP][KSTEPS][4], f1[REP][KSTEPS][4];
+        zero(acc);
+        if (T.iters == 0) return;
+        sm90::mbar_wait(&full[stage], phase);
+        load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+        int i = 0;
+        for (; i + 1 < T.iters; i += 2) {
+            const int s0 = stage;
+            swap_issue(acc, f0, stage_a(smem, s0, cm));
+            advance(stage, phase);
+            sm90::mbar_wait(&full[stage], phase);
+            load_weights(f1, stage_b(smem, stage, cn), warp, lane);
+            swap_retire(acc, empty, s0, lane);
+            const int s1 = stage;
+            swap_issue(acc, f1, stage_a(smem, s1, cm));
+            advance(stage, phase);
+            if (i + 2 < T.iters) {
+                sm90::mbar_wait(&full[stage], phase);
+                load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+            }
+            swap_retire(acc, empty, s1, lane);
+        }
+        if (i < T.iters) {  // an odd K-tile count: the last one, its weights already in f0
+            swap_issue(acc, f0, stage_a(smem, stage, cm));
+            swap_retire(acc, empty, stage, lane);
+            advance(stage, phase);
+        }
+    }
+
     KILN_DEVICE static uint32_t stage_a(uint8_t *smem, int stage, int cm) {
         return smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
     }
@@ -762,41 +820,23 @@ template <class C> struct WgmmaGemm {
                 mainloop_pipelined(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED) {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
+            } else if constexpr (C::SWAP) {
+                mainloop_swap(T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
                 const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
-                if constexpr (C::SWAP) {
-                    uint32_t frag[REP][KSTEPS][4];
-                    load_weights(frag, sb, warp, lane);
 #pragma unroll
-                    for (int r = 0; r < REP; ++r)
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                sm90::wgmma_fence();
+                mma_ss(acc, sa, sb, i == 0);
+                sm90::wgmma_commit();
 #pragma unroll
-                        for (int kk = 0; kk < KSTEPS; ++kk)
-#pragma unroll
-                            for (int x = 0; x < 4; ++x) sm90::fence_reg(frag[r][kk][x]);
-#pragma unroll
-                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                    sm90::wgmma_fence();
-                    mma_rs(acc, frag, sa, i == 0);
-                    sm90::wgmma_commit();
-                    sm90::wgmma_wait<0>();  // the fragments are rewritten next K-tile
-#pragma unroll
-                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                    if (lane == 0) sm90::mbar_arrive(&empty[stage]);
-                } else {
-#pragma unroll
-                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                    sm90::wgmma_fence();
-                    mma_ss(acc, sa, sb, i == 0);
-                    sm90::wgmma_commit();
-#pragma unroll
-                    for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                    // The K-tile before this one has finished reading its stage: give it back.
-                    sm90::wgmma_wait<1>();
-                    if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
-                    prev = stage;
-                }
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                // The K-tile before this one has finished reading its stage: give it back.
+                sm90::wgmma_wait<1>();
+                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                prev = stage;
                 advance(stage, phase);
             }
             if (PINGPONG && more(P, t + (int)gridDim.x, c)) sm90::named_arrive(3 + (1 - cw), 256);

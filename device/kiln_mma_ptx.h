@@ -93,20 +93,27 @@ KILN_MMA_F8(kiln_e5m2, kiln_e5m2, "e5m2", "e5m2")
 //  -> bf16:      the same through f32, re-biased by 2^(127-7) (e4m3) or 2^(127-15) (e5m2).
 template <class F8, class T16> struct Upcast;
 
+// The two bytes of pair `hi` (bits 16*hi..) each into the high byte of its own half: b0 << 8 | b1 << 24 (one prmt).
+KILN_DEVICE uint32_t fp8_pair_high_bytes(uint32_t w, int hi) {
+    uint32_t y;
+    if (hi)
+        asm("prmt.b32 %0, %1, 0, 0x3424;\n" : "=r"(y) : "r"(w));
+    else
+        asm("prmt.b32 %0, %1, 0, 0x1404;\n" : "=r"(y) : "r"(w));
+    return y;
+}
+
+// e5m2 is the high byte of an f16: the pair is its bytes moved up.
 template <> struct Upcast<kiln_e5m2, kiln_f16> {
-    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
-        const uint32_t x = hi ? (w >> 16) : w;
-        return ((x & 0xffu) << 8) | ((x & 0xff00u) << 16);
-    }
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) { return fp8_pair_high_bytes(w, hi); }
 };
 
+// e4m3: sign kept, exponent and mantissa (7 bits) moved down one into f16's low exponent bits, then x 2^8 (the bias
+// difference 15 - 7) in f16, which also makes e4m3's subnormals normal. Four instructions a pair.
 template <> struct Upcast<kiln_e4m3, kiln_f16> {
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
-        const uint32_t x = hi ? (w >> 16) : w;
-        const uint32_t b0 = x & 0xffu, b1 = (x >> 8) & 0xffu;
-        const uint32_t h0 = ((b0 & 0x80u) << 8) | ((b0 & 0x7fu) << 7);
-        const uint32_t h1 = ((b1 & 0x80u) << 8) | ((b1 & 0x7fu) << 7);
-        const uint32_t packed = h0 | (h1 << 16);
+        const uint32_t y = fp8_pair_high_bytes(w, hi);
+        const uint32_t packed = (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
         __half2 v = __hmul2(*reinterpret_cast<const __half2 *>(&packed), __floats2half2_rn(256.f, 256.f));
         return *reinterpret_cast<uint32_t *>(&v);
     }

@@ -178,7 +178,8 @@ def _tile(sol):
         return None
     sums = 2 if block_scales(sol) or promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
-    frags = (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0  # widened weights of a K-tile
+    # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
+    frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
     if acc + frags > MAX_ACC:
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
