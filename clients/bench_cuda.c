@@ -39,6 +39,7 @@ const char *load_driver(void)
     if (!load_symbol(lib, "cuEventDestroy_v2", &cu.event_destroy, sizeof cu.event_destroy))
         load_symbol(lib, "cuEventDestroy", &cu.event_destroy, sizeof cu.event_destroy);
     load_symbol(lib, "cuGetErrorString", &cu.get_error_string, sizeof cu.get_error_string);
+    load_symbol(lib, "cuMemsetD32Async", &cu.memset_d32_async, sizeof cu.memset_d32_async);
     return NULL;
 }
 

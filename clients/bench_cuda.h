@@ -26,6 +26,7 @@ struct driver {
     CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);
     CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
     CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream); /* optional */
     CUresult (*event_create)(CUevent *, unsigned int);
     CUresult (*event_destroy)(CUevent);
     CUresult (*event_record)(CUevent, CUstream);

@@ -15,6 +15,7 @@ WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 # block-scaled or promoted mainloop holds a K-tile's sum beside the accumulators, so at most 64 of each (pr 1 holds
 # two K-tile sums, 3 x 64, which compiles without spills; 3 x 128 cannot fit).
 MAX_ACC = 128
+MAX_SWAP = 160  # swap: accumulators + two K-tiles of widened weights (mainloop_swap; 16x256 and 32x256 compile clean)
 MAX_ACC_SPLIT = 96  # pr 1: acc + two column-half sums, 2 x 96 (kiln_gemm_wgmma.h, mainloop_split)
 
 
@@ -180,10 +181,10 @@ def _tile(sol):
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
     frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
-    if acc + frags > MAX_ACC:
+    if acc + frags > (MAX_SWAP if swap(sol) else MAX_ACC):
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
-        return f"each consumer thread would hold {held}; at most {MAX_ACC} fit its registers"
+        return f"each consumer thread would hold {held}; at most {MAX_SWAP if swap(sol) else MAX_ACC} fit its registers"
 
 
 def _depth(sol):
