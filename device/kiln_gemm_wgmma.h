@@ -255,24 +255,34 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // SWAP: the weight fragments of one K-tile, widened. Thread (warp w, lane 4g+q) holds rows 16w+g and 16w+g+8 of
-    // each 64-row block; in the prepack order the 4 bytes at 4q of a 16-K group are exactly its K indices
-    // (2q, 2q+1, 2q+8, 2q+9) -> registers a0/a2 (row) and a1/a3 (row + 8).
+    // SWAP: the weight fragments of one K-tile, widened (times 1 / Up::UNIT; mainloop_swap scales the sums back).
+    // Thread (warp w, lane 4g+q) holds rows 16w+g and 16w+g+8 of each 64-row block; in the prepack order the 4 bytes
+    // at 4q of a 16-K group are exactly its K indices (2q, 2q+1, 2q+8, 2q+9) -> registers a0/a2 (row) and a1/a3
+    // (row + 8). Read as 8x8 matrices of 16-bit pairs, that is ldmatrix's layout: one ldmatrix.x4 brings two
+    // 16-K groups of both rows (matrices: rows 0-7 and 8-15 of group kk, then of group kk + 1; lane l gives the
+    // address of row l % 8 of matrix l / 8).
+    using Up = Upcast<TB, typename C::T16>;
+    static_assert(!C::SWAP || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
+
     KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane) {
-        const int g = lane >> 2, q = lane & 3;
+        const int mat = lane >> 3, j = lane & 7;
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS; ++kk) {
-                const int row = r * 64 + warp * 16 + g;  // row & 7 == g: the swizzle of both rows
-                const uint32_t addr = w_base + (kk * 16 / 128) * (C::MT1 * 128) + row * 128 +
-                                      ((((kk * 16 % 128) >> 4) ^ g) << 4) + 4 * q;
-                const uint32_t w0 = sm90::lds_u32(addr), w1 = sm90::lds_u32(addr + 8 * 128);
-                using Up = Upcast<TB, typename C::T16>;
-                frag[r][kk][0] = Up::pair(w0, 0);
-                frag[r][kk][1] = Up::pair(w1, 0);
-                frag[r][kk][2] = Up::pair(w0, 1);
-                frag[r][kk][3] = Up::pair(w1, 1);
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                const int row = r * 64 + warp * 16 + (mat & 1) * 8 + j;  // row & 7 == j: the row's swizzle
+                const int kg = kk + (mat >> 1);
+                const uint32_t addr = w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 +
+                                      ((((kg * 16 % 128) >> 4) ^ j) << 4);
+                uint32_t w[4];
+                sm90::ldmatrix_x4(w, addr);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    frag[r][kk + h][0] = Up::pair_unit(w[2 * h], 0);
+                    frag[r][kk + h][1] = Up::pair_unit(w[2 * h + 1], 0);
+                    frag[r][kk + h][2] = Up::pair_unit(w[2 * h], 1);
+                    frag[r][kk + h][3] = Up::pair_unit(w[2 * h + 1], 1);
+                }
             }
     }
 
@@ -752,6 +762,12 @@ template <class C> struct WgmmaGemm {
             swap_issue(acc, f0, stage_a(smem, stage, cm));
             swap_retire(acc, empty, stage, lane);
             advance(stage, phase);
+        }
+        if constexpr (Up::UNIT != 1.f) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int e = 0; e < ACC; ++e) acc[r][e] *= Up::UNIT;
         }
     }
 

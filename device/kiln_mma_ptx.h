@@ -103,18 +103,29 @@ KILN_DEVICE uint32_t fp8_pair_high_bytes(uint32_t w, int hi) {
     return y;
 }
 
+// pair(w, hi): the pair of fp8 bytes at 16*hi of w widened to two 16-bit values. pair_unit(w, hi): the same values
+// times 1 / UNIT, where that saves instructions (UNIT is exact, a power of two): a caller that sums products of
+// them multiplies the sums by UNIT once.
+
 // e5m2 is the high byte of an f16: the pair is its bytes moved up.
 template <> struct Upcast<kiln_e5m2, kiln_f16> {
+    static constexpr float UNIT = 1.f;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) { return fp8_pair_high_bytes(w, hi); }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
 
 // e4m3: sign kept, exponent and mantissa (7 bits) moved down one into f16's low exponent bits, then x 2^8 (the bias
 // difference 15 - 7) in f16, which also makes e4m3's subnormals normal. Four instructions a pair.
+// pair_unit skips the multiply: the f16 read from e4m3's bits is the value times 2^-8 exactly (subnormals too).
 template <> struct Upcast<kiln_e4m3, kiln_f16> {
-    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+    static constexpr float UNIT = 256.f;
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) {
         const uint32_t y = fp8_pair_high_bytes(w, hi);
-        const uint32_t packed = (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
-        __half2 v = __hmul2(*reinterpret_cast<const __half2 *>(&packed), __floats2half2_rn(256.f, 256.f));
+        return (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
+    }
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint32_t packed = pair_unit(w, hi);
+        __half2 v = __hmul2(*reinterpret_cast<const __half2 *>(&packed), __floats2half2_rn(UNIT, UNIT));
         return *reinterpret_cast<uint32_t *>(&v);
     }
 };
@@ -125,19 +136,23 @@ template <int SHIFT, int REBIAS_LOG2> KILN_DEVICE float fp8_to_f32(uint32_t b) {
 }
 
 template <> struct Upcast<kiln_e4m3, kiln_bf16> {
+    static constexpr float UNIT = 1.f;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
         const uint32_t x = hi ? (w >> 16) : w;
         __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<20, 120>(x & 0xffu), fp8_to_f32<20, 120>((x >> 8) & 0xffu));
         return *reinterpret_cast<uint32_t *>(&v);
     }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
 
 template <> struct Upcast<kiln_e5m2, kiln_bf16> {
+    static constexpr float UNIT = 1.f;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
         const uint32_t x = hi ? (w >> 16) : w;
         __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<21, 112>(x & 0xffu), fp8_to_f32<21, 112>((x >> 8) & 0xffu));
         return *reinterpret_cast<uint32_t *>(&v);
     }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
 
 }  // namespace kiln

@@ -104,10 +104,12 @@ KILN_DEVICE void named_barrier(int id, int threads) {
 KILN_DEVICE void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-KILN_DEVICE uint32_t lds_u32(uint32_t addr) {
-    uint32_t v;
-    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
-    return v;
+// ldmatrix .x4 at a shared-memory address: four 8x8 matrices of 16-bit elements; lane l gives the row address of
+// row l % 8 of matrix l / 8, and receives row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of each matrix.
+KILN_DEVICE void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }
 
 }  // namespace sm90
