@@ -733,11 +733,25 @@ template <class C> struct WgmmaGemm {
         if (lane == 0) sm90::mbar_arrive(&empty[s]);
     }
 
+    // bf16 widening goes through f32 and needs more temporaries: where its two fragment sets and the accumulators
+    // would not leave room for them (the 128x128 tile spills 20 bytes), one set, widened between the K-tiles' wgmma.
+    static constexpr bool SWAP_OVERLAP = !(Up::VIA_F32 && REP * ACC + 2 * REP * KSTEPS * 4 > 96);
+
     KILN_DEVICE static void mainloop_swap(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                           float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                           int warp, int lane) {
         uint32_t f0[REP][KSTEPS][4], f1[REP][KSTEPS][4];
         zero(acc);
+        if constexpr (!SWAP_OVERLAP) {
+            for (int i = 0; i < T.iters; ++i) {
+                sm90::mbar_wait(&full[stage], phase);
+                load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+                swap_issue(acc, f0, stage_a(smem, stage, cm));
+                swap_retire(acc, empty, stage, lane);
+                advance(stage, phase);
+            }
+            return;
+        }
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[stage], phase);
         load_weights(f0, stage_b(smem, stage, cn), warp, lane);

@@ -105,11 +105,13 @@ KILN_DEVICE uint32_t fp8_pair_high_bytes(uint32_t w, int hi) {
 
 // pair(w, hi): the pair of fp8 bytes at 16*hi of w widened to two 16-bit values. pair_unit(w, hi): the same values
 // times 1 / UNIT, where that saves instructions (UNIT is exact, a power of two): a caller that sums products of
-// them multiplies the sums by UNIT once.
+// them multiplies the sums by UNIT once. VIA_F32: the widening goes through f32 (more instructions, more
+// temporaries).
 
 // e5m2 is the high byte of an f16: the pair is its bytes moved up.
 template <> struct Upcast<kiln_e5m2, kiln_f16> {
     static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = false;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) { return fp8_pair_high_bytes(w, hi); }
     KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
@@ -119,6 +121,7 @@ template <> struct Upcast<kiln_e5m2, kiln_f16> {
 // pair_unit skips the multiply: the f16 read from e4m3's bits is the value times 2^-8 exactly (subnormals too).
 template <> struct Upcast<kiln_e4m3, kiln_f16> {
     static constexpr float UNIT = 256.f;
+    static constexpr bool VIA_F32 = false;
     KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) {
         const uint32_t y = fp8_pair_high_bytes(w, hi);
         return (y & 0x80008000u) | ((y >> 1) & 0x3f803f80u);
@@ -137,6 +140,7 @@ template <int SHIFT, int REBIAS_LOG2> KILN_DEVICE float fp8_to_f32(uint32_t b) {
 
 template <> struct Upcast<kiln_e4m3, kiln_bf16> {
     static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = true;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
         const uint32_t x = hi ? (w >> 16) : w;
         __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<20, 120>(x & 0xffu), fp8_to_f32<20, 120>((x >> 8) & 0xffu));
@@ -147,6 +151,7 @@ template <> struct Upcast<kiln_e4m3, kiln_bf16> {
 
 template <> struct Upcast<kiln_e5m2, kiln_bf16> {
     static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = true;
     KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
         const uint32_t x = hi ? (w >> 16) : w;
         __nv_bfloat162 v = __floats2bfloat162_rn(fp8_to_f32<21, 112>(x & 0xffu), fp8_to_f32<21, 112>((x >> 8) & 0xffu));
