@@ -43,6 +43,14 @@
 
 namespace kiln {
 
+// The mma.sync operand tag of a 16-bit type (SYNC kernels).
+template <class T16> struct MmaTagOf {
+    using type = MmaF16;
+};
+template <> struct MmaTagOf<kiln_bf16> {
+    using type = MmaBF16;
+};
+
 template <class C> struct WgmmaGemm {
     using TA = typename C::TA;
     using TB = typename C::TB;
@@ -264,26 +272,32 @@ template <class C> struct WgmmaGemm {
     using Up = Upcast<TB, typename C::T16>;
     static_assert(!C::SWAP || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
 
-    KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane) {
+    // Groups kk and kk + 1 of 64-row block r into frag[0][kk] and frag[0][kk + 1] (R: the blocks frag holds).
+    template <int R>
+    KILN_DEVICE static void load_weight_pair(uint32_t (&frag)[R][KSTEPS][4], uint32_t w_base, int r, int kk, int warp,
+                                             int lane) {
         const int mat = lane >> 3, j = lane & 7;
+        const int row = r * 64 + warp * 16 + (mat & 1) * 8 + j;  // row & 7 == j: the row's swizzle
+        const int kg = kk + (mat >> 1);
+        const uint32_t addr =
+            w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kg * 16 % 128) >> 4) ^ j) << 4);
+        uint32_t w[4];
+        sm90::ldmatrix_x4(w, addr);
+        const int slot = R == 1 ? 0 : r;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            frag[slot][kk + h][0] = Up::pair_unit(w[2 * h], 0);
+            frag[slot][kk + h][1] = Up::pair_unit(w[2 * h + 1], 0);
+            frag[slot][kk + h][2] = Up::pair_unit(w[2 * h], 1);
+            frag[slot][kk + h][3] = Up::pair_unit(w[2 * h + 1], 1);
+        }
+    }
+
+    KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane) {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS; kk += 2) {
-                const int row = r * 64 + warp * 16 + (mat & 1) * 8 + j;  // row & 7 == j: the row's swizzle
-                const int kg = kk + (mat >> 1);
-                const uint32_t addr = w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 +
-                                      ((((kg * 16 % 128) >> 4) ^ j) << 4);
-                uint32_t w[4];
-                sm90::ldmatrix_x4(w, addr);
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    frag[r][kk + h][0] = Up::pair_unit(w[2 * h], 0);
-                    frag[r][kk + h][1] = Up::pair_unit(w[2 * h + 1], 0);
-                    frag[r][kk + h][2] = Up::pair_unit(w[2 * h], 1);
-                    frag[r][kk + h][3] = Up::pair_unit(w[2 * h + 1], 1);
-                }
-            }
+            for (int kk = 0; kk < KSTEPS; kk += 2) load_weight_pair(frag, w_base, r, kk, warp, lane);
     }
 
     KILN_DEVICE static void mma_rs(float (&acc)[REP][ACC], const uint32_t (&frag)[REP][KSTEPS][4], uint32_t x_base,
@@ -785,6 +799,62 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // SYNC (prepacked weights, at most 32 activation rows a consumer; generator: wgmma.sync): each warp issues
+    // mma.sync m16n8k16 on its 16 weight rows of each 64-row block (A: the same widened fragments as wgmma's, whose
+    // register layout per warp is mma.sync's) times 8 activation rows at a time (B: x[row][k] read with ldmatrix.x4,
+    // two 16-K groups a call: matrices k 0-7 and 8-15 of group kk, then of kk + 1). The sums of n-block nb go to
+    // acc[r][4 nb ..], which is where wgmma m64nN puts those rows and columns, so the epilogue is the same. No
+    // async state: a stage is given back as soon as the warp has read it.
+    static constexpr int NB = C::SYNC ? RPC / 8 : 1;  // n-blocks of 8 activation rows per consumer
+    static_assert(!C::SYNC || (C::SWAP && RPC % 8 == 0 && RPC <= 32), "mma.sync tiles: prepacked weights, 8..32 rows");
+    using SyncMma = Mma<typename MmaTagOf<typename C::T16>::type>;
+
+    KILN_DEVICE static void mainloop_sync(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                          float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
+                                          int warp, int lane) {
+        zero(acc);
+        const int mat = lane >> 3, j = lane & 7;
+        for (int i = 0; i < T.iters; ++i) {
+            sm90::mbar_wait(&full[stage], phase);
+            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                uint32_t x[NB][4];  // B fragments of groups kk and kk + 1 for each n-block
+#pragma unroll
+                for (int nb = 0; nb < NB; ++nb) {
+                    const int row = nb * 8 + j;  // row & 7 == j
+                    const int byte = kk * 32 + (mat >> 1) * 32 + (mat & 1) * 16;  // of the activation row
+                    sm90::ldmatrix_x4(x[nb], sa + (byte / 128) * (C::MT0 * 128) + row * 128 +
+                                                 ((((byte % 128) >> 4) ^ j) << 4));
+                }
+#pragma unroll
+                for (int r = 0; r < REP; ++r) {
+                    uint32_t f[1][KSTEPS][4];
+                    load_weight_pair(f, sb, r, kk, warp, lane);
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+#pragma unroll
+                        for (int nb = 0; nb < NB; ++nb) {
+                            float d[4] = {acc[r][4 * nb], acc[r][4 * nb + 1], acc[r][4 * nb + 2], acc[r][4 * nb + 3]};
+                            const uint32_t b[2] = {x[nb][2 * h], x[nb][2 * h + 1]};
+                            SyncMma::run(d, f[0][kk + h], b);
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) acc[r][4 * nb + e] = d[e];
+                        }
+                }
+            }
+            __syncwarp();
+            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            advance(stage, phase);
+        }
+        if constexpr (Up::UNIT != 1.f) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int e = 0; e < ACC; ++e) acc[r][e] *= Up::UNIT;
+        }
+    }
+
     KILN_DEVICE static uint32_t stage_a(uint8_t *smem, int stage, int cm) {
         return smem_addr(smem + stage * A_STAGE) + cm * RPC * 128;
     }
@@ -850,6 +920,8 @@ template <class C> struct WgmmaGemm {
                 mainloop_pipelined(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED) {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
+            } else if constexpr (C::SYNC) {
+                mainloop_sync(T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (C::SWAP) {
                 mainloop_swap(T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else

@@ -47,6 +47,7 @@ class KernelView:
     grouped: str        # grouped (MoE) GEMM: walk the groups' tiles (wgmma)
     split: str          # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
     wgmma_half: tuple   # wgmma: the half-width instruction of split promotion (empty otherwise)
+    sync: str           # wgmma, prepacked weights: the warps issue mma.sync m16n8k16 instead of wgmma
 
 
 def _cbool(v: bool) -> str:
@@ -74,7 +75,8 @@ def kernel_view(sol: Solution) -> KernelView:
         constants=constants, threads=sol.threads, gsu=sol.gsu, lds_bytes=sol.lds_bytes,
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
-        grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol))
+        grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
+        sync=_cbool(sol.spec.sync(sol)))
 
 
 def solution_row(sol: Solution) -> dict:

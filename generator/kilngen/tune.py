@@ -345,7 +345,8 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "solutions:"]
     for name in order:
         sol = decode(name)
-        lines.append(f"  - {_entry_text(sol, FAMILIES[t.family].mi_from_tile is not None)}  # {index[name]}: fastest on {wins[name]} "
+        derived = FAMILIES[t.family].mi_from_tile is not None and not FAMILIES[t.family].sync(sol)
+        lines.append(f"  - {_entry_text(sol, derived)}  # {index[name]}: fastest on {wins[name]} "
                      f"size{'s' if wins[name] != 1 else ''}, geomean slowdown {slowdown(name):.3f}")
     lines += ["selection:", "  exact:"]
     for (m, n, k), (name, ms, all_) in won.items():

@@ -77,6 +77,19 @@ def swap(sol) -> bool:
     return sol.problem.b_prepacked
 
 
+SYNC_MI = (16, 8, 16)
+SYNC_MAX_TOKENS = 32
+
+
+def sync(sol) -> bool:
+    """A prepacked-weight tile of at most SYNC_MAX_TOKENS activation rows a consumer that names mi [16, 8, 16]: its
+    warps issue mma.sync m16n8k16 (weights widened in registers as A, activations by ldmatrix as B) instead of
+    wgmma. At decode sizes each wgmma costs about the same whatever its N, so the bytes of weights one instruction
+    takes (64 rows x 16 K) bound the rate an SM streams them at; mma.sync has no such floor (kiln_gemm_wgmma.h,
+    mainloop_sync)."""
+    return swap(sol) and tuple(sol.mi) == SYNC_MI
+
+
 def shape(sol) -> tuple:
     """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along the operand in
     shared memory (B's columns; with swap, A's rows), K is 32 bytes of the shared-memory operand. Needs positive mt
@@ -126,7 +139,7 @@ def asm(sol, n: Optional[int] = None) -> tuple:
     """One wgmma.mma_async with its N/2 accumulator operands, as (N, run() parameters, asm lines, outputs, inputs):
     shared-memory A and B descriptors, or (swap) the widened weights as four A registers. scale-d = 0 starts the sum
     (first K step of a tile)."""
-    _m, mi_n, k = sol.mi
+    _m, mi_n, k = shape(sol) if sync(sol) else sol.mi
     n = n or mi_n
     regs = n // 2
     acc = ", ".join(f"%{i}" for i in range(regs))
@@ -196,6 +209,11 @@ def _depth(sol):
 
 def _mi(sol):
     want = shape(sol)
+    if sync(sol):
+        if want[1] > SYNC_MAX_TOKENS:
+            return (f"mi {_fmt(SYNC_MI)} (mma.sync) is for prepacked-weight tiles of at most {SYNC_MAX_TOKENS} "
+                    f"activation rows a consumer; this one has {want[1]}")
+        return None
     if tuple(sol.mi) != want:
         return f"{_fmt(sol.mi)} is not the wgmma this tile issues; it is {_fmt(want)} (leave mi out to derive it)"
 
