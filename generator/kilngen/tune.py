@@ -198,6 +198,13 @@ def candidates(t: Tuning) -> tuple[list, dict]:
     return out, dropped
 
 
+def _mi_derived(t: Tuning, sol: Solution) -> bool:
+    """Whether a written entry may leave mi out: the family derives it from the tile, and this solution names no
+    other instruction (the wgmma family's mma.sync decode tiles name mi [16, 8, 16])."""
+    fam = FAMILIES[t.family]
+    return fam.mi_from_tile is not None and not fam.sync(sol)
+
+
 def _entry_text(sol: Solution, omit_mi: bool) -> str:
     parts = []
     for field in PARAM_FIELDS:
@@ -225,7 +232,7 @@ def candidate_yaml(t: Tuning, sols: list) -> str:
     if "accumulate" in t.problem:
         lines.append(f"  accumulate: {t.problem['accumulate']}")
     lines.append("solutions:")
-    lines += [f"  - {_entry_text(s, FAMILIES[t.family].mi_from_tile is not None)}" for s in sols]
+    lines += [f"  - {_entry_text(s, _mi_derived(t, s))}" for s in sols]
     lines += ["selection:", f"  distance: {t.distance}", "  fallback: 0", f"ci: [{', '.join(map(str, range(len(sols))))}]"]
     return "\n".join(lines) + "\n"
 
@@ -345,8 +352,7 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "solutions:"]
     for name in order:
         sol = decode(name)
-        derived = FAMILIES[t.family].mi_from_tile is not None and not FAMILIES[t.family].sync(sol)
-        lines.append(f"  - {_entry_text(sol, derived)}  # {index[name]}: fastest on {wins[name]} "
+        lines.append(f"  - {_entry_text(sol, _mi_derived(t, sol))}  # {index[name]}: fastest on {wins[name]} "
                      f"size{'s' if wins[name] != 1 else ''}, geomean slowdown {slowdown(name):.3f}")
     lines += ["selection:", "  exact:"]
     for (m, n, k), (name, ms, all_) in won.items():
