@@ -740,6 +740,16 @@ template <class C> struct WgmmaGemm {
         sm90::wgmma_commit();
     }
 
+    // The sums of weights widened times 1 / Up::UNIT (pair_unit), scaled back once a tile.
+    KILN_DEVICE static void unit_scale(float (&acc)[REP][ACC]) {
+        if constexpr (Up::UNIT != 1.f) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int e = 0; e < ACC; ++e) acc[r][e] *= Up::UNIT;
+        }
+    }
+
     KILN_DEVICE static void swap_retire(float (&acc)[REP][ACC], uint64_t *empty, int s, int lane) {
         sm90::wgmma_wait<0>();
 #pragma unroll
@@ -764,6 +774,7 @@ template <class C> struct WgmmaGemm {
                 swap_retire(acc, empty, stage, lane);
                 advance(stage, phase);
             }
+            unit_scale(acc);
             return;
         }
         if (T.iters == 0) return;
@@ -791,12 +802,7 @@ template <class C> struct WgmmaGemm {
             swap_retire(acc, empty, stage, lane);
             advance(stage, phase);
         }
-        if constexpr (Up::UNIT != 1.f) {
-#pragma unroll
-            for (int r = 0; r < REP; ++r)
-#pragma unroll
-                for (int e = 0; e < ACC; ++e) acc[r][e] *= Up::UNIT;
-        }
+        unit_scale(acc);
     }
 
     // SYNC (prepacked weights, at most 32 activation rows a consumer; generator: wgmma.sync): each warp issues
@@ -847,12 +853,7 @@ template <class C> struct WgmmaGemm {
             if (lane == 0) sm90::mbar_arrive(&empty[stage]);
             advance(stage, phase);
         }
-        if constexpr (Up::UNIT != 1.f) {
-#pragma unroll
-            for (int r = 0; r < REP; ++r)
-#pragma unroll
-                for (int e = 0; e < ACC; ++e) acc[r][e] *= Up::UNIT;
-        }
+        unit_scale(acc);
     }
 
     KILN_DEVICE static uint32_t stage_a(uint8_t *smem, int stage, int cm) {
