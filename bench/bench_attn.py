@@ -34,7 +34,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import geomean, git_commit, tflops, time_fn, write_report  # noqa: E402
+from bench_gemm import PLOT_LATER, geomean, git_commit, plot_cases, tflops, time_fn, write_report  # noqa: E402
 
 try:
     import torch
@@ -184,12 +184,8 @@ def write_outputs(base: pathlib.Path, meta, rows) -> dict:
     summary = summarize(rows)
     md = markdown(meta, rows, summary)
 
-    def plot(png):
-        from plot_bench import plot as plot_json
-        plot_json(base.with_name(base.name + ".json"), png)
-
-    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot, summary_lines(summary),
-                 later="python3 bench/plot_bench.py {json} {png}")
+    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot_cases(base),
+                 summary_lines(summary), later=PLOT_LATER)
     return summary
 
 

@@ -437,6 +437,17 @@ def write_report(base: pathlib.Path, payload: dict, md: str, plot, summary: list
         print("  " + line)
 
 
+PLOT_LATER = "python3 bench/plot_bench.py {json} {png}"  # write_report's `later` for plot_cases
+
+
+def plot_cases(base: pathlib.Path):
+    """write_report's plot for a results file with "cases" rows: bench/plot_bench.py's bar plot of <base>.json."""
+    def plot(png):
+        from plot_bench import plot as plot_json
+        plot_json(base.with_name(base.name + ".json"), png)
+    return plot
+
+
 def write_outputs(base: pathlib.Path, meta, rows) -> dict:
     """<base>.json, <base>.md and (with matplotlib) <base>.png; prints the table and the summary last."""
     summary = summarize(rows)
@@ -444,12 +455,8 @@ def write_outputs(base: pathlib.Path, meta, rows) -> dict:
     print()
     print(md)
 
-    def plot(png):
-        from plot_bench import plot as plot_json
-        plot_json(base.with_name(base.name + ".json"), png)
-
-    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot, summary_lines(summary),
-                 later="python3 bench/plot_bench.py {json} {png}")
+    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot_cases(base),
+                 summary_lines(summary), later=PLOT_LATER)
     return summary
 
 

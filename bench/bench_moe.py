@@ -51,8 +51,8 @@ if str(HERE) not in sys.path:
 
 import kiln  # noqa: E402
 import moe_grouped  # noqa: E402
-from bench_gemm import (MIN_ITERS, geomean, git_commit, n_sets_for, parse_shapes, tflops, time_fn,  # noqa: E402
-                        write_report)
+from bench_gemm import (MIN_ITERS, PLOT_LATER, geomean, git_commit, n_sets_for, parse_shapes,  # noqa: E402
+                        plot_cases, tflops, time_fn, write_report)
 
 try:
     import torch
@@ -341,12 +341,8 @@ def write_outputs(base: pathlib.Path, meta, rows, parts) -> dict:
     print()
     print(md)
 
-    def plot(png):
-        from plot_bench import plot as plot_json
-        plot_json(base.with_name(base.name + ".json"), png)
-
-    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot, summary_lines(summary, parts),
-                 later="python3 bench/plot_bench.py {json} {png}")
+    write_report(base, {"meta": meta, "cases": rows, "summary": summary}, md, plot_cases(base),
+                 summary_lines(summary, parts), later=PLOT_LATER)
     return summary
 
 

@@ -40,7 +40,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import geomean, git_commit, n_sets_for, rel_l2, tflops, time_fn, write_report  # noqa: E402
+from bench_gemm import (PLOT_LATER, geomean, git_commit, n_sets_for, plot_cases, rel_l2, tflops, time_fn,  # noqa: E402
+                        write_report)
 
 try:
     import torch
@@ -307,12 +308,8 @@ def write_outputs(base: pathlib.Path, meta, rows, host) -> dict:
     print()
     print(md)
 
-    def plot(png):
-        from plot_bench import plot as plot_json
-        plot_json(base.with_name(base.name + ".json"), png)
-
-    write_report(base, {"meta": meta, "cases": rows, "host": host, "summary": summary}, md, plot,
-                 summary_lines(summary), later="python3 bench/plot_bench.py {json} {png}")
+    write_report(base, {"meta": meta, "cases": rows, "host": host, "summary": summary}, md, plot_cases(base),
+                 summary_lines(summary), later=PLOT_LATER)
     return summary
 
 
