@@ -272,10 +272,8 @@ template <class C> struct WgmmaGemm {
     using Up = Upcast<TB, typename C::T16>;
     static_assert(!C::SWAP || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
 
-    // Groups kk and kk + 1 of 64-row block r into frag[0][kk] and frag[0][kk + 1] (R: the blocks frag holds).
-    template <int R>
-    KILN_DEVICE static void load_weight_pair(uint32_t (&frag)[R][KSTEPS][4], uint32_t w_base, int r, int kk, int warp,
-                                             int lane) {
+    // The fragments of groups kk and kk + 1 of 64-row block r (one ldmatrix.x4), widened.
+    KILN_DEVICE static void load_weight_pair(uint32_t (&f)[2][4], uint32_t w_base, int r, int kk, int warp, int lane) {
         const int mat = lane >> 3, j = lane & 7;
         const int row = r * 64 + warp * 16 + (mat & 1) * 8 + j;  // row & 7 == j: the row's swizzle
         const int kg = kk + (mat >> 1);
@@ -283,13 +281,12 @@ template <class C> struct WgmmaGemm {
             w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kg * 16 % 128) >> 4) ^ j) << 4);
         uint32_t w[4];
         sm90::ldmatrix_x4(w, addr);
-        const int slot = R == 1 ? 0 : r;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            frag[slot][kk + h][0] = Up::pair_unit(w[2 * h], 0);
-            frag[slot][kk + h][1] = Up::pair_unit(w[2 * h + 1], 0);
-            frag[slot][kk + h][2] = Up::pair_unit(w[2 * h], 1);
-            frag[slot][kk + h][3] = Up::pair_unit(w[2 * h + 1], 1);
+            f[h][0] = Up::pair_unit(w[2 * h], 0);
+            f[h][1] = Up::pair_unit(w[2 * h + 1], 0);
+            f[h][2] = Up::pair_unit(w[2 * h], 1);
+            f[h][3] = Up::pair_unit(w[2 * h + 1], 1);
         }
     }
 
@@ -297,7 +294,14 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS; kk += 2) load_weight_pair(frag, w_base, r, kk, warp, lane);
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                uint32_t f[2][4];
+                load_weight_pair(f, w_base, r, kk, warp, lane);
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+#pragma unroll
+                    for (int x = 0; x < 4; ++x) frag[r][kk + h][x] = f[h][x];
+            }
     }
 
     KILN_DEVICE static void mma_rs(float (&acc)[REP][ACC], const uint32_t (&frag)[REP][KSTEPS][4], uint32_t x_base,
@@ -835,7 +839,7 @@ template <class C> struct WgmmaGemm {
                 }
 #pragma unroll
                 for (int r = 0; r < REP; ++r) {
-                    uint32_t f[1][KSTEPS][4];
+                    uint32_t f[2][4];
                     load_weight_pair(f, sb, r, kk, warp, lane);
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
@@ -843,7 +847,7 @@ template <class C> struct WgmmaGemm {
                         for (int nb = 0; nb < NB; ++nb) {
                             float d[4] = {acc[r][4 * nb], acc[r][4 * nb + 1], acc[r][4 * nb + 2], acc[r][4 * nb + 3]};
                             const uint32_t b[2] = {x[nb][2 * h], x[nb][2 * h + 1]};
-                            SyncMma::run(d, f[0][kk + h], b);
+                            SyncMma::run(d, f[h], b);
 #pragma unroll
                             for (int e = 0; e < 4; ++e) acc[r][4 * nb + e] = d[e];
                         }
