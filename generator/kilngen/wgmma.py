@@ -194,10 +194,11 @@ def _tile(sol):
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
     frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
-    if acc + frags > (MAX_SWAP if swap(sol) else MAX_ACC):
+    limit = MAX_SWAP if swap(sol) else MAX_ACC
+    if acc + frags > limit:
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
-        return f"each consumer thread would hold {held}; at most {MAX_SWAP if swap(sol) else MAX_ACC} fit its registers"
+        return f"each consumer thread would hold {held}; at most {limit} fit its registers"
 
 
 def _depth(sol):
