@@ -13,10 +13,11 @@
 //   SS   (SWAP = false): A and B both from shared memory, K-major, 128-byte swizzle; fp8 m64nNk32 or 16-bit m64nNk16.
 //   SS with BLOCK_SCALES: fp8 with block scales (one per 128 of K: 1x128 for A's rows, 128x128 or 1x128 for B). Each
 //                K-tile (one 128-K group) is summed alone by wgmma in `part`, then promoted: acc += part * scale_a(row)
-//                * scale_b(column), while the other consumer's wgmma keeps the tensor cores busy. Warp 1 of the
-//                producer warpgroup stages each K-tile's scales (MT0 of A's, MT1 of B's, per column) into the stage
-//                with cp.async, so that the consumers read them from shared memory; full[s] then also waits for its
-//                32 lanes.
+//                * scale_b(column), while the other consumer's wgmma keeps the tensor cores busy. Each K-tile's scales
+//                (MT0 of A's, B's of the tile's blocks or columns) travel in its stage, so that the consumers read
+//                them from shared memory: loaded by the TMA thread with A and B where the runtime could map them
+//                (P.scale_tma: scale_a M-major, scale_b K- or N-major, 16-byte strides), else copied by warp 1 of the
+//                producer warpgroup with cp.async, full[s] then also waiting for its 32 lanes.
 //   SS with PR > 0 (tensor/row-scaled fp8): wgmma's reduced-precision fp8 sums are promoted to FP32 accumulators every
 //                PR K-tiles (mainloop_pipelined, mainloop_split, mainloop_promoted); PR 0 keeps one wgmma sum over all
 //                of K (fast accumulation, only for problems that allow it).
@@ -76,7 +77,10 @@ template <class C> struct WgmmaGemm {
     // tile's epilogue rewrites the boxes (a store reads its box long after it is issued). TMA_D where that fits
     // beside the ring within the 227 KB a CTA may have (wgmma.py, lds_bytes, computes the same).
     static constexpr int RING_BYTES = STAGES * (A_STAGE + B_STAGE);
-    static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (C::MT0 + C::MT1) * 4 : 0;  // f32 per row and column
+    // Block scales per stage: A's (MT0 f32, + 32 of room for a box started up to 3 rows early), then B's (up to one
+    // f32 per column).
+    static constexpr int SA_FLOATS = C::MT0 + 32;
+    static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (SA_FLOATS + C::MT1) * 4 : 0;
     static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
     static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && !C::GROUPED && SUBTILE_D >= EPI_SMALL &&
@@ -109,6 +113,8 @@ template <class C> struct WgmmaGemm {
     static_assert(C::PR >= 0 && (C::PR == 0 || (!C::SWAP && EA == 1 && EB == 1)),
                   "promotion is for fp8 x fp8 from shared memory");
     static_assert(!C::GROUPED || (C::GSU == 1 && !C::SWAP), "grouped kernels: no split-K, no prepacked B");
+    static_assert(!C::BLOCK_SCALES || (SCALE_OFFSET % 128 == 0 && SCALE_STAGE % 128 == 0 && SA_FLOATS * 4 % 128 == 0),
+                  "the scale boxes land 128-byte aligned");
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
@@ -157,7 +163,12 @@ template <class C> struct WgmmaGemm {
             for (int i = 0; i < T.iters; ++i) {
                 const int k0 = Sched::k_tile(T, i) * C::DU;
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
-                sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE);
+                if (C::BLOCK_SCALES && P.scale_tma) {  // the stage's scales come with it
+                    sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE + P.scale_tma_bytes);
+                    load_scales(P, T, Sched::k_tile(T, i), stage_scales(smem, stage), &full[stage]);
+                } else {
+                    sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE);
+                }
                 uint8_t *sa = smem + stage * A_STAGE;
                 uint8_t *sb = smem + STAGES * A_STAGE + stage * B_STAGE;
 #pragma unroll
@@ -175,9 +186,36 @@ template <class C> struct WgmmaGemm {
         return reinterpret_cast<float *>(smem + SCALE_OFFSET + stage * SCALE_STAGE);
     }
 
-    // Block scales (warp 1 of the producer warpgroup): for every stage the TMA thread fills, A's scales of the tile's
-    // MT0 rows and B's of its column blocks (slot j: block (tile's first column >> 7) + j; per-column scales: slot c
-    // for column c) for the stage's K group, copied by cp.async (zeros past M and N); each lane's arrival on the
+    // Block scales through the copy engine (P.scale_tma; kiln_abi.h): A's of the tile's rows at the stage's start,
+    // B's of its column blocks (or 1x128's columns) from SA_FLOATS on. A box's first coordinate must fall on 16 bytes
+    // (4 floats), so boxes start at the multiple of 4 at or below the one wanted, and scale_at says where the wanted
+    // values landed.
+    KILN_DEVICE static void load_scales(const kiln_tma_params &P, const Tile &T, int kt, float *ss, uint64_t *bar) {
+        sm90::tma_load_3d(ss, &P.sa, bar, T.m0 & ~3, kt, T.batch);
+        if (P.scale_tma & KILN_SCALE_TMA_B_K)
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, kt & ~3, T.n0 >> 7, T.group);
+        else if (P.p.sb_block_n == 1)
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, T.n0, kt, T.group);
+        else
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, (T.n0 >> 7) & ~3, kt, T.group);
+    }
+
+    // Where a stage holds K-tile kt's scales of tile T: A's of the tile's row r at a + r; B's of block slot j (block
+    // (tile's first column >> 7) + j) at b + j * step, or of the tile's column c at b + c (1x128).
+    struct ScaleAt {
+        int a, b, step;
+    };
+    KILN_DEVICE static ScaleAt scale_at(const kiln_tma_params &P, const Tile &T, int kt) {
+        if (!P.scale_tma) return {0, SA_FLOATS, 1};  // the scale warp's copies (copy_scales)
+        const int a = T.m0 & 3;
+        if (P.scale_tma & KILN_SCALE_TMA_B_K) return {a, SA_FLOATS + (kt & 3), 4};  // 4 groups of K per block
+        return {a, SA_FLOATS + (P.p.sb_block_n == 1 ? 0 : (T.n0 >> 7) & 3), 1};
+    }
+
+    // Block scales (warp 1 of the producer warpgroup, where P.scale_tma is 0): for every stage the TMA thread fills,
+    // A's scales of the tile's MT0 rows and B's of its column blocks (slot j: block (tile's first column >> 7) + j;
+    // per-column scales: slot c for column c) for the stage's K group, copied by cp.async (zeros past M and N), B's
+    // from SA_FLOATS on; each lane's arrival on the
     // stage's full barrier is tied to its copies landing (cp.async.mbarrier.arrive), so every stage of the ring can
     // have its copies in flight. A's go 4 rows per copy where they are M-major in 16-byte aligned groups (sa_vec),
     // else one by one; B's one per block. The loops stay rolled: the producer warpgroup runs in 40 registers.
@@ -202,7 +240,7 @@ template <class C> struct WgmmaGemm {
                 cp_async<4>(ss + r, in ? scale_a + row * p.sa_stride_m + kt * p.sa_stride_k : p.scale_a, in ? 4 : 0);
             }
         }
-        float *sb = ss + C::MT0;
+        float *sb = ss + SA_FLOATS;
         if (p.sb_block_n == 1) {
 #pragma unroll 1
             for (int c = lane; c < C::MT1; c += 32) {
@@ -323,28 +361,30 @@ template <class C> struct WgmmaGemm {
         float b[NSB];
     };
 
-    KILN_DEVICE static void read_block_scales(const float *ss, int cm, int slot, int warp, int lane, BlockScales &s) {
+    KILN_DEVICE static void read_block_scales(uint32_t ss, const ScaleAt &at, int cm, int slot, int warp, int lane,
+                                              BlockScales &s) {
         const int g = lane >> 2;
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int i = 0; i < 2; ++i) s.a[r][i] = ss[cm * RPC + r * 64 + warp * 16 + g + 8 * i];
+            for (int i = 0; i < 2; ++i)
+                s.a[r][i] = sm90::lds_f32(ss + 4 * (at.a + cm * RPC + r * 64 + warp * 16 + g + 8 * i));
 #pragma unroll
-        for (int j = 0; j < NSB; ++j) s.b[j] = ss[C::MT0 + slot + j];
+        for (int j = 0; j < NSB; ++j) s.b[j] = sm90::lds_f32(ss + 4 * (at.b + (slot + j) * at.step));
     }
 
     // acc += part * scale_a(row) * scale_b(column), over the accumulator layout (element e: row 8 * ((e >> 1) & 1),
     // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block). Per-column B scales (sb_block_n 1) are read
     // from the stage here (the stage is given back after).
     KILN_DEVICE static void promote(float (&acc)[REP][ACC], const float (&part)[REP][ACC], const BlockScales &s,
-                                    const float *ss, bool per_column, int cn, int lane) {
+                                    uint32_t ss, bool per_column, int cn, int lane) {
         const int q = lane & 3;
         if (per_column) {
 #pragma unroll
             for (int c = 0; c < ACC / 4; ++c)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    const float sb = ss[C::MT0 + cn * CPC + 8 * c + 2 * q + j];
+                    const float sb = sm90::lds_f32(ss + 4 * (SA_FLOATS + cn * CPC + 8 * c + 2 * q + j));
 #pragma unroll
                     for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -576,41 +616,94 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The mainloop of a block-scaled tile: per K-tile, wgmma into `part` (started from zero), the stage's scales read
-    // while it runs, the stage given back (after the promotion with per-column B scales, which reads the stage) and
-    // `part` promoted into acc.
-    KILN_DEVICE static void mainloop_block(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
-                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
-                                           int cm, int cn, int warp, int lane) {
-        const bool per_column = p.sb_block_n == 1;
-        const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
-        zero(acc);
-        for (int i = 0; i < T.iters; ++i) {
-            float part[REP][ACC];
-            BlockScales sc;
+    // The mainloop of a block-scaled tile. Each K-tile's wgmma run into a sum started from zero, its stage's scales
+    // are read while they run, and the sum is promoted: acc += sum * scale_a(row) * scale_b(column). With 128-column
+    // blocks of B, two K-tiles per wgmma batch (as mainloop_pipelined): K-tiles i and i + 1 run into p0 and p1, p0 is
+    // promoted while p1's wgmma still run and p1 after them, while the other consumer's wgmma keep the tensor cores
+    // busy; an odd last K-tile runs alone. K-tile i + 1's scales are read after p0's promotion (read before it, the
+    // 128x128 tile with TMA stores spilled). Per-column B scales (sb_block_n 1, the 1x128 recipe) are read from the
+    // stage by the promotion itself, one K-tile per batch. A stage goes back once its sum is done and its scales read
+    // (per-column: after its promotion).
+    template <bool PER_COLUMN>
+    KILN_DEVICE static void block_retire(float (&acc)[REP][ACC], float (&part)[REP][ACC], const BlockScales &sc,
+                                         uint32_t ss, uint64_t *empty, int s, int cn, int lane) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+        if (!PER_COLUMN) {  // every lane's scale reads are done: the stage goes back
+            __syncwarp();
+            if (lane == 0) sm90::mbar_arrive(&empty[s]);
+        }
+        promote(acc, part, sc, ss, PER_COLUMN, cn, lane);
+        if (PER_COLUMN) {
+            __syncwarp();
+            if (lane == 0) sm90::mbar_arrive(&empty[s]);
+        }
+    }
+
+    template <bool PER_COLUMN>
+    KILN_DEVICE static void block_tiles(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
+                                        uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm,
+                                        int cn, int slot, int warp, int lane) {
+        float p0[REP][ACC], p1[REP][ACC];
+        BlockScales c0, c1;
+        int i = 0;
+        if constexpr (!PER_COLUMN)
+            for (; i + 1 < T.iters; i += 2) {
+                const int s0 = stage;
+                sm90::mbar_wait(&full[s0], phase);
+                advance(stage, phase);
+                const int s1 = stage;
+                sm90::mbar_wait(&full[s1], phase);
+                advance(stage, phase);
+#pragma unroll
+                for (int r = 0; r < REP; ++r) {
+                    sm90::fence_regs(p0[r]);
+                    sm90::fence_regs(p1[r]);
+                }
+                sm90::wgmma_fence();
+                mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
+                sm90::wgmma_commit();
+                mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
+                sm90::wgmma_commit();
+                const uint32_t ss0 = smem_addr(stage_scales(smem, s0)), ss1 = smem_addr(stage_scales(smem, s1));
+                read_block_scales(ss0, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, c0);
+#pragma unroll
+                for (int r = 0; r < REP; ++r) {
+                    sm90::fence_regs(p0[r]);
+                    sm90::fence_regs(p1[r]);
+                }
+                sm90::wgmma_wait<1>();  // K-tile i done, i + 1 may still run
+                block_retire<false>(acc, p0, c0, ss0, empty, s0, cn, lane);
+                read_block_scales(ss1, scale_at(P, T, Sched::k_tile(T, i + 1)), cm, slot, warp, lane, c1);
+                sm90::wgmma_wait<0>();
+                block_retire<false>(acc, p1, c1, ss1, empty, s1, cn, lane);
+            }
+        for (; i < T.iters; ++i) {  // (at most one K-tile left where !PER_COLUMN)
             sm90::mbar_wait(&full[stage], phase);
-            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
 #pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
             sm90::wgmma_fence();
-            mma_ss(part, sa, sb, 1);
+            mma_ss(p0, stage_a(smem, stage, cm), stage_b(smem, stage, cn), 1);
             sm90::wgmma_commit();
-            const float *ss = stage_scales(smem, stage);
-            read_block_scales(ss, cm, slot, warp, lane, sc);
-            sm90::wgmma_wait<0>();
+            const uint32_t ss = smem_addr(stage_scales(smem, stage));
+            read_block_scales(ss, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, c0);
 #pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-            if (!per_column) {  // every lane's scale reads are done: the stage goes back
-                __syncwarp();
-                if (lane == 0) sm90::mbar_arrive(&empty[stage]);
-            }
-            promote(acc, part, sc, ss, per_column, cn, lane);
-            if (per_column) {
-                __syncwarp();
-                if (lane == 0) sm90::mbar_arrive(&empty[stage]);
-            }
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
+            sm90::wgmma_wait<0>();
+            block_retire<PER_COLUMN>(acc, p0, c0, ss, empty, stage, cn, lane);
             advance(stage, phase);
         }
+    }
+
+    KILN_DEVICE static void mainloop_block(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
+                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
+                                           int cm, int cn, int warp, int lane) {
+        const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
+        zero(acc);
+        if (P.p.sb_block_n == 1)
+            block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
+        else
+            block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
     }
 
     KILN_DEVICE static void zero(float (&acc)[REP][ACC]) {
@@ -918,7 +1011,7 @@ template <class C> struct WgmmaGemm {
             if (T.iters == 0) zero(acc);
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
-                mainloop_block(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+                mainloop_block(P, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (C::SPLIT) {
                 mainloop_split(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED && C::PR == 1 && !PINGPONG) {
@@ -967,8 +1060,12 @@ template <class C> struct WgmmaGemm {
         if (thread_x() == 0) {
             sm90::tma_prefetch(&P.a);
             sm90::tma_prefetch(&P.b);
+            if (C::BLOCK_SCALES && P.scale_tma) {
+                sm90::tma_prefetch(&P.sa);
+                sm90::tma_prefetch(&P.sb);
+            }
             for (int s = 0; s < STAGES; ++s) {
-                sm90::mbar_init(&full[s], C::BLOCK_SCALES ? 1 + 32 : 1);  // + the scale warp's lanes
+                sm90::mbar_init(&full[s], C::BLOCK_SCALES && !P.scale_tma ? 1 + 32 : 1);  // + the scale warp's lanes
                 sm90::mbar_init(&empty[s], 4 * STAGE_READERS);  // lane 0 of every consumer warp reading it
             }
             sm90::mbar_init_fence();
@@ -978,7 +1075,7 @@ template <class C> struct WgmmaGemm {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (thread_x() == 0) produce(P, smem, full, empty);
             if constexpr (C::BLOCK_SCALES)
-                if (thread_x() / 32 == 1) produce_scales(P, smem, full, empty, thread_x() % 32);
+                if (thread_x() / 32 == 1 && !P.scale_tma) produce_scales(P, smem, full, empty, thread_x() % 32);
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
             consume(P, smem, full, empty, wg - 1);

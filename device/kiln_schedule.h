@@ -154,7 +154,12 @@ template <class C> struct Schedule {
     }
 
     // The K tile loop step i reads; only for 0 <= i < w.iters.
-    KILN_DEVICE static int k_tile(const WorkTile &w, int i) { return w.kt0 + (i + w.stagger) % w.iters; }
+    // (stagger < iters and i < iters: one conditional subtraction is the modulo; without StaggerU, stagger is 0)
+    KILN_DEVICE static int k_tile(const WorkTile &w, int i) {
+        if constexpr (C::SU == 0) return w.kt0 + i;
+        const int j = i + w.stagger;
+        return w.kt0 + (j >= w.iters ? j - w.iters : j);
+    }
 };
 
 }  // namespace kiln

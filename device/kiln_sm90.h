@@ -39,6 +39,14 @@ KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
     } while (!done);
 }
 
+// One f32 from shared memory (ld.shared: a pointer into the realigned dynamic shared memory would be read with
+// generic loads). Volatile: it stays after the mbarrier wait that made the value visible.
+KILN_DEVICE float lds_f32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+    return v;
+}
+
 // ---- TMA (cp.async.bulk.tensor), maps are __grid_constant__ kernel parameters ----
 KILN_DEVICE void tma_prefetch(const kiln_tma_desc *map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define KILN_ABI_VERSION 5
+#define KILN_ABI_VERSION 6
 
 typedef struct kiln_gemm_params {
     const void *a;
@@ -59,12 +59,29 @@ typedef struct __attribute__((aligned(64))) kiln_tma_desc {
  *      where the kernel stores through it (no split-K, no prepacked B; alpha and tensor scales only) and D allows a map (rows of whole 16-byte
  *      units, 16-byte aligned base and strides); with d_tma = 0 the kernel writes D with plain stores.
  * Tiles t = 0 .. num_tiles-1 run on CTAs t % gridDim.x (persistent when gridDim.x < num_tiles). */
+/* Block-scaled kernels (scale_tma bits, else 0: warp 1 of the producer copies the scales with cp.async):
+ *   KILN_SCALE_TMA_A:   sa: {M, K groups, A's batches} of scale_a (M-major), box {MT0 + 4, 1, 1}
+ *   KILN_SCALE_TMA_B_K: sb: {K groups, N blocks, B's batches} of a K-major scale_b (128x128), box {4, the tile's
+ *                       blocks, 1}
+ *   KILN_SCALE_TMA_B_N: sb: {N blocks (1x128: N), K groups, B's batches} of an N-major scale_b, box {8 (1x128: MT1),
+ *                       1, 1}
+ * No swizzle; elements outside the extents read as zero. A box's first coordinate falls on 16 bytes, so the kernel
+ * starts each box at the multiple of 4 at or below the row, group or block it wants (kiln_gemm_wgmma.h, load_scales).
+ * A and one B bit together or none: the TMA thread then loads each stage's scales with its A and B (scale_tma_bytes
+ * more on its full barrier). */
+#define KILN_SCALE_TMA_A 1
+#define KILN_SCALE_TMA_B_K 2
+#define KILN_SCALE_TMA_B_N 4
+
 typedef struct kiln_tma_params {
     kiln_tma_desc a, b, d;
+    kiln_tma_desc sa, sb; /* encoded where scale_tma is set */
     kiln_gemm_params p;
     int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu; grouped: a bound, (tiles_m + groups) * tiles_n contiguous,
                         * groups * tiles_m * tiles_n masked (the kernel walks the groups' tiles and stops at the last) */
     int32_t d_tma;     /* 0, or the row bytes of map d's boxes: D is written through it */
+    int32_t scale_tma; /* 0 or KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_K or _B_N (above) */
+    int32_t scale_tma_bytes; /* the bytes of one stage's two scale boxes */
 } kiln_tma_params;
 
 /* Launch geometry (computed by the runtime):

@@ -117,8 +117,9 @@ def _ring(sol) -> int:
 
 
 def _scales(sol) -> int:
-    """Block scales staged per stage: one f32 per tile row (A) and column (B)."""
-    return sol.stages * (sol.mt[0] + sol.mt[1]) * 4 if block_scales(sol) else 0
+    """Block scales staged per stage: one f32 per tile row (A, + 32 of room for a box started up to 3 rows early) and
+    column (B)."""
+    return sol.stages * (sol.mt[0] + 32 + sol.mt[1]) * 4 if block_scales(sol) else 0
 
 
 def lds_bytes(sol) -> int:

@@ -34,7 +34,7 @@ enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
  * CUtensorMapSwizzle, CUtensorMapL2promotion and CUtensorMapFloatOOBfill. */
 enum { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2 };
 enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
-enum { CU_TENSOR_MAP_SWIZZLE_64B = 2, CU_TENSOR_MAP_SWIZZLE_128B = 3 };
+enum { CU_TENSOR_MAP_SWIZZLE_NONE = 0, CU_TENSOR_MAP_SWIZZLE_64B = 2, CU_TENSOR_MAP_SWIZZLE_128B = 3 };
 enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
 enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
 typedef CUresult (*cu_tensor_map_encode_tiled_fn)(kiln_tma_desc *map, int data_type, uint32_t rank, void *address,
@@ -341,8 +341,8 @@ static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int rank, int 
         pthread_mutex_unlock(&d->error_lock);
         return KILN_STATUS_DRIVER_ERROR;
     }
-    if ((elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) || (swizzle_bytes != 64 && swizzle_bytes != 128) ||
-        (rank != 3 && rank != 4))
+    if ((elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) ||
+        (swizzle_bytes != 0 && swizzle_bytes != 64 && swizzle_bytes != 128) || (rank != 3 && rank != 4))
         return KILN_STATUS_INTERNAL_ERROR;
     int type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
@@ -354,7 +354,9 @@ static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int rank, int 
     void *address = (void *)(uintptr_t)base; /* the driver's prototype takes a non-const pointer; it only stores it */
     CUresult rc = d->api.tensor_map_encode_tiled(
         out, type, (uint32_t)rank, address, dims, strides_bytes, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+        swizzle_bytes == 0    ? CU_TENSOR_MAP_SWIZZLE_NONE
+        : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                              : CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     cuda_leave(d, pushed);
     return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuTensorMapEncodeTiled", rc);

@@ -217,18 +217,27 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
 static kiln_status encode_maps(kiln_handle h, const kiln_solution *sol, const kiln_problem *p, const kiln_args *a,
                                kiln_tma_params *P)
 {
-    kiln_tma_map maps[3];
+    kiln_tma_map maps[5];
     char why[200];
     kiln_reject r = kiln_tma_maps(sol, p, a, maps, why, sizeof why);
     if (r != KILN_FITS) /* kiln_solution_fits ran the same checks: only a changed table gets here */
         return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "tensor maps of %s: %s", sol->name, why);
     P->d_tma = kiln_tma_map_d(sol, p, a, &maps[2]);
-    kiln_tma_desc *out[3] = {&P->a, &P->b, &P->d};
-    const void *base[3] = {a->a, a->b, a->d};
+    kiln_tma_desc *out[5] = {&P->a, &P->b, &P->d, &P->sa, &P->sb};
+    const void *base[5] = {a->a, a->b, a->d, a->scale_a, a->scale_b};
     kiln_status st = KILN_STATUS_SUCCESS;
     for (int i = 0; i < 2 + (P->d_tma > 0) && st == KILN_STATUS_SUCCESS; i++)
         st = h->backend->tma_encode(h->dev, out[i], 3, maps[i].elem_bytes, maps[i].swizzle_bytes, base[i],
                                     maps[i].dims, maps[i].strides, maps[i].box);
+    /* block scales: through two more maps where they allow them; a map the driver refuses leaves the scale warp */
+    int bits = st == KILN_STATUS_SUCCESS ? kiln_tma_map_scales(sol, p, a, &maps[3], &P->scale_tma_bytes) : 0;
+    for (int i = 3; i < 5 && bits; i++)
+        if (h->backend->tma_encode(h->dev, out[i], 3, 4, 0, base[i], maps[i].dims, maps[i].strides, maps[i].box) !=
+            KILN_STATUS_SUCCESS)
+            bits = 0;
+    P->scale_tma = bits;
+    if (!bits)
+        P->scale_tma_bytes = 0;
     if (st != KILN_STATUS_SUCCESS)
         kiln_fail(st, "encoding a tensor map: %s", h->backend->last_error(h->dev));
     return st;

@@ -112,7 +112,7 @@ int kiln_solution_wgmma(const kiln_solution *s);
 /* One tensor map of a wgmma launch, as kiln_backend.tma_encode takes it. */
 typedef struct kiln_tma_map {
     int elem_bytes;
-    int swizzle_bytes;   /* 128 (A, B) or 64 (D) */
+    int swizzle_bytes;   /* 128 (A, B, D) or 0 (block scales) */
     uint64_t dims[3];    /* {contiguous extent, rows, batch} */
     uint64_t strides[2]; /* bytes between rows and between batches */
     uint32_t box[3];
@@ -143,6 +143,15 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
  * extents and strides within the driver's limits); 0 when the kernel writes D with plain stores instead. Never a
  * reason to reject s. */
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m);
+
+/* The scale maps of a block-scaled wgmma kernel of s (kiln_abi.h, kiln_tma_params.sa / sb and scale_tma): scale_a
+ * M-major as {m, ceil(k/128), A's batches} with boxes of MT0 + 4 rows; scale_b K-major (128x128 blocks) as
+ * {ceil(k/128), blocks, B's batches} with boxes of 4 groups by the tile's blocks, or N-major as {blocks or columns,
+ * ceil(k/128), B's batches} with boxes of 8 blocks or MT1 columns; strides and base in whole 16-byte units. Returns the
+ * KILN_SCALE_TMA_* bits and sets *bytes to a stage's two boxes, or returns 0 when the kernel's scale warp copies the
+ * scales (other layouts, or KILN_TMA_SCALES=0 in the environment). Never a reason to reject s. */
+int kiln_tma_map_scales(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map m[2],
+                        int *bytes);
 
 /* p must have passed kiln_check_problem and s must have positive tile sizes and gsu (kiln_solution_fits checks). */
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g);

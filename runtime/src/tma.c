@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "kiln_abi.h"
 #include "select.h"
 
 /* a * b for non-negative operands, saturating at UINT64_MAX (above every limit checked here). */
@@ -102,4 +103,78 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
     kiln_reject r = operand_map('D', KILN_REJECT_PROBLEM, ed, (uint64_t)p->n, (uint64_t)p->m, (uint64_t)p->batch,
                                 p->ldd, p->stride_d, KILN_TMA_D_BOX_ROWS, args->d, m, NULL, 0);
     return r == KILN_FITS ? box : 0;
+}
+
+/* One float32 scale map (no swizzle): {dims[0], dims[1], dims[2]} elements, rows stride1 floats apart and batches
+ * stride2 floats apart (a single batch: the whole rows). False where the driver could not take it: strides that are
+ * not whole 16-byte units or out of range, a base not 16-byte aligned, an extent or box outside its limits. */
+static int scale_map(const float *base, uint64_t d0, uint64_t d1, uint64_t d2, int64_t stride1, int64_t stride2,
+                     uint32_t b0, uint32_t b1, kiln_tma_map *m)
+{
+    m->elem_bytes = 4;
+    m->swizzle_bytes = 0;
+    m->dims[0] = d0;
+    m->dims[1] = d1;
+    m->dims[2] = d2;
+    /* a dimension of extent 1 is never stepped over: any stride works there, and the map gets a packed one in whole
+     * 16-byte units */
+    uint64_t s1 = d1 > 1 ? (uint64_t)stride1 : (d0 + 3) / 4 * 4, s2 = d2 > 1 ? (uint64_t)stride2 : mul_sat(s1, d1);
+    if (stride1 < 0 || stride2 < 0)
+        return 0;
+    m->strides[0] = mul_sat(s1, 4);
+    m->strides[1] = mul_sat(s2, 4);
+    m->box[0] = b0;
+    m->box[1] = b1;
+    m->box[2] = 1;
+    for (int i = 0; i < 3; i++)
+        if (m->dims[i] < 1 || m->dims[i] > KILN_TMA_MAX_DIM)
+            return 0;
+    for (int i = 0; i < 2; i++)
+        if (m->strides[i] % KILN_TMA_STRIDE_ALIGN || m->strides[i] >= KILN_TMA_MAX_STRIDE)
+            return 0;
+    return base && (uintptr_t)base % KILN_TMA_STRIDE_ALIGN == 0 && b0 * 4 % 16 == 0 && b0 <= KILN_TMA_MAX_BOX &&
+           b1 >= 1 && b1 <= KILN_TMA_MAX_BOX;
+}
+
+/* Whether the runtime hands a block-scaled wgmma kernel its scales through two tensor maps (kiln_abi.h, scale_tma):
+ * scale_a M-major, scale_b K-major (128x128 blocks) or N-major, each with 16-byte strides and base. Returns the
+ * KILN_SCALE_TMA_* bits and the bytes of a stage's two boxes, or 0 (the kernel's scale warp copies them). The
+ * environment's KILN_TMA_SCALES=0 keeps the scale warp, which lets one build time both paths. */
+int kiln_tma_map_scales(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map m[2],
+                        int *bytes)
+{
+    const char *e = getenv("KILN_TMA_SCALES");
+    *bytes = 0;
+    if ((e && strcmp(e, "0") == 0) || !args || p->scale_a != KILN_SCALE_BLOCK || p->scale_b != KILN_SCALE_BLOCK ||
+        p->m < 1 || p->n < 1 || p->k < 1)
+        return 0;
+    uint64_t kg = (uint64_t)((p->k + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP);
+    int64_t gsa, gsb, gbias;
+    kiln_problem_group_strides(p, &gsa, &gsb, &gbias);
+    uint64_t ab = (uint64_t)kiln_problem_a_batches(p), bb = (uint64_t)kiln_problem_b_batches(p);
+    /* A: {m, groups of K, A's batches}, box {MT0, 1} */
+    if (p->m > 1 && p->scale_a_stride_m != 1)
+        return 0;
+    /* boxes start on 16 bytes (kiln_gemm_wgmma.h, load_scales): A's spans MT0 + 4 rows, a block's 4 groups of K, the
+     * blocks' 8 (a tile's one or two blocks from the multiple of 4 at or below its first) */
+    uint32_t a_box = (uint32_t)s->mt0 + 4;
+    if (!scale_map(args->scale_a, (uint64_t)p->m, kg, ab, p->scale_a_stride_k, gsa, a_box, 1, &m[0]))
+        return 0;
+    int per_column = p->scale_b_block_n == 1, tile_blocks = (s->mt1 + 127) / 128;
+    uint64_t nb = per_column ? (uint64_t)p->n : (uint64_t)((p->n + 127) / 128);
+    int bits = KILN_SCALE_TMA_A, b_bytes;
+    if (!per_column && (kg == 1 || p->scale_b_stride_k == 1) &&
+        scale_map(args->scale_b, kg, nb, bb, p->scale_b_stride_n, gsb, 4, (uint32_t)tile_blocks, &m[1])) {
+        bits |= KILN_SCALE_TMA_B_K; /* {groups of K, blocks, B's batches}, box {4, the tile's blocks} */
+        b_bytes = 16 * tile_blocks;
+    } else if ((nb == 1 || p->scale_b_stride_n == 1) &&
+               scale_map(args->scale_b, nb, kg, bb, p->scale_b_stride_k, gsb, per_column ? (uint32_t)s->mt1 : 8, 1,
+                         &m[1])) {
+        bits |= KILN_SCALE_TMA_B_N; /* {blocks or columns, groups of K, B's batches}, box {8 or MT1, 1} */
+        b_bytes = per_column ? 4 * s->mt1 : 32;
+    } else {
+        return 0;
+    }
+    *bytes = 4 * (int)a_box + b_bytes;
+    return bits;
 }

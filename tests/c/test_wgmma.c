@@ -1,6 +1,8 @@
 /* The TMA-fed wgmma family through the public API on the fake device: kiln_tma_params with the maps of A and B (and
  * of D where the kernel stores through one), every tile on grid x, min(tiles, SMs) CTAs when persistent, and a backend without tma_encode. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_backend.h"
@@ -213,6 +215,106 @@ static void test_wgmma_backends(void)
     CHECK(fake.bad_arg_bytes == 0, "every argument had a known size");
 }
 
+/* Block scales through tensor maps (kiln_tma_map_scales): which layouts get maps, their extents, strides and boxes,
+ * and the bytes a stage's two boxes carry; the others (and KILN_TMA_SCALES=0) keep the kernel's scale warp. */
+static void test_scale_maps(void)
+{
+    kiln_solution s;
+    memset(&s, 0, sizeof s);
+    s.mt0 = 128;
+    s.mt1 = 256;
+    kiln_args args = good_args();
+    kiln_tma_map m[2];
+    int bytes = -1;
+    kiln_problem p;
+    kiln_problem_init(&p, E4M3, E4M3, KILN_DTYPE_BF16, TN, 4096, 7168, 1000); /* 8 groups of K, 56 blocks of N */
+    p.scale_a = p.scale_b = KILN_SCALE_BLOCK;
+    p.scale_b_stride_n = 8; /* kiln's default is 8 here: the groups of K */
+
+    /* kiln's defaults: scale_a M-major [8][4096], scale_b K-major [56][8] */
+    int bits = kiln_tma_map_scales(&s, &p, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_K) && bytes == 4 * 132 + 16 * 2, "defaults: bits %d, %d bytes",
+          bits, bytes);
+    CHECK(m[0].elem_bytes == 4 && m[0].swizzle_bytes == 0 && m[0].dims[0] == 4096 && m[0].dims[1] == 8 &&
+              m[0].dims[2] == 1 && m[0].strides[0] == 4096 * 4 && m[0].box[0] == 132 && m[0].box[1] == 1,
+          "scale_a map {%llu %llu %llu} box %u", (unsigned long long)m[0].dims[0], (unsigned long long)m[0].dims[1],
+          (unsigned long long)m[0].dims[2], m[0].box[0]);
+    CHECK(m[1].dims[0] == 8 && m[1].dims[1] == 56 && m[1].strides[0] == 32 && m[1].box[0] == 4 && m[1].box[1] == 2,
+          "scale_b K-major map {%llu %llu} box {%u %u}", (unsigned long long)m[1].dims[0],
+          (unsigned long long)m[1].dims[1], m[1].box[0], m[1].box[1]);
+
+    /* scale_b N-major (torch's transposed layout, blocks padded to 60 floats a group) */
+    kiln_problem q = p;
+    q.scale_b_stride_n = 1;
+    q.scale_b_stride_k = 60;
+    bits = kiln_tma_map_scales(&s, &q, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_N) && bytes == 4 * 132 + 32 && m[1].dims[0] == 56 &&
+              m[1].dims[1] == 8 && m[1].strides[0] == 240 && m[1].box[0] == 8 && m[1].box[1] == 1,
+          "N-major scale_b: bits %d, %d bytes", bits, bytes);
+    /* 1x128 B scales N-major: boxes of MT1 columns */
+    q.scale_b_block_n = 1;
+    q.scale_b_stride_k = 7168;
+    bits = kiln_tma_map_scales(&s, &q, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_N) && bytes == 4 * 132 + 4 * 256 && m[1].dims[0] == 7168 &&
+              m[1].box[0] == 256,
+          "1x128 N-major: bits %d, %d bytes", bits, bytes);
+
+    /* the scale warp's: 1x128 K-major B, N-major B with a group stride of 57 floats, K-major with 57, scale_a K-major
+     * or with a stride of 4095 floats, a scale_a not 16-byte aligned, tensor scales, the environment's switch */
+    q = p;
+    q.scale_b_block_n = 1;
+    q.scale_b_stride_n = 8;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0 && bytes == 0, "1x128 K-major B: the scale warp");
+    q = p;
+    q.scale_b_stride_n = 1;
+    q.scale_b_stride_k = 57;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "N-major B, 57-float stride: the scale warp");
+    q = p;
+    q.scale_b_stride_n = 57;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "K-major B, 57-float stride: the scale warp");
+    q = p;
+    q.scale_a_stride_m = 8;
+    q.scale_a_stride_k = 1;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "K-major scale_a: the scale warp");
+    q = p;
+    q.scale_a_stride_k = 4095;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "scale_a stride 4095: the scale warp");
+    kiln_args odd = args;
+    odd.scale_a = (const float *)(uintptr_t)0x500004;
+    CHECK(kiln_tma_map_scales(&s, &p, &odd, m, &bytes) == 0, "scale_a 4-byte aligned: the scale warp");
+    q = p;
+    q.scale_a = q.scale_b = KILN_SCALE_TENSOR;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "tensor scales: no scale maps");
+    setenv("KILN_TMA_SCALES", "0", 1);
+    CHECK(kiln_tma_map_scales(&s, &p, &args, m, &bytes) == 0, "KILN_TMA_SCALES=0: the scale warp");
+    unsetenv("KILN_TMA_SCALES");
+
+    /* one row and one group: their strides are never stepped over (B's blocks are adjacent: N-major) */
+    q = p;
+    q.m = 1;
+    q.k = 128;
+    q.scale_a_stride_m = 3;
+    q.scale_a_stride_k = 1;
+    q.scale_b_stride_n = 1;
+    q.scale_b_stride_k = 3;
+    bits = kiln_tma_map_scales(&s, &q, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_N) && m[0].dims[0] == 1 && m[0].dims[1] == 1 &&
+              m[0].strides[0] == 16 && m[1].dims[0] == 56 && m[1].dims[1] == 1 && m[1].strides[0] == 224,
+          "one row, one group: bits %d, B stride %llu", bits, (unsigned long long)m[1].strides[0]);
+
+    /* masked groups: a third extent of 4 groups, scale_a and scale_b group strides */
+    q = p;
+    q.group_mode = KILN_GROUP_MASKED;
+    q.groups = 4;
+    q.m = 256;
+    q.scale_a_stride_k = 256;
+    bits = kiln_tma_map_scales(&s, &q, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_K) && m[0].dims[2] == 4 && m[0].strides[1] == 256 * 8 * 4 &&
+              m[1].dims[2] == 4 && m[1].strides[1] == 56 * 8 * 4,
+          "masked: bits %d, strides %llu %llu", bits, (unsigned long long)m[0].strides[1],
+          (unsigned long long)m[1].strides[1]);
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -220,5 +322,6 @@ int main(void)
     test_run_wgmma(h);
     EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
     test_wgmma_backends();
+    test_scale_maps();
     return test_summary("test_wgmma");
 }

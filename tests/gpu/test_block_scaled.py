@@ -209,6 +209,22 @@ def test_block_every_kernel(d_type):
         run_block(*shape, d_type=d_type, algo="each")
 
 
+@pytest.mark.parametrize("path", ["tma", "warp"])
+def test_block_scale_paths(path, monkeypatch):
+    """Both ways a block-scaled kernel gets its scales (kiln_abi.h, scale_tma): the copy engine (scale_a M-major with
+    16-byte strides, scale_b K- or N-major likewise) and the producer's scale warp (KILN_TMA_SCALES=0, or layouts the
+    maps cannot take), every kernel forced, with partial tiles, a partial last group and N-major 128x128 and 1x128
+    scale_b."""
+    require_block()
+    if path == "warp":
+        monkeypatch.setenv("KILN_TMA_SCALES", "0")
+    for shape in ((64, 2112, 7168), (300, 129, 300), (128, 4096, 2048)):
+        run_block(*shape, algo="each")  # K-major 128x128 scale_b
+    run_block(256, 1000, 1536, b_layout="mn-major", algo="each")  # N-major 128x128
+    run_block(256, 1000, 1536, b_block=1, algo="each")  # N-major 1x128
+    run_block(256, 1000, 1536, b_block=1, b_layout="k-major")  # K-major 1x128: the scale warp either way
+
+
 def test_block_outliers_need_per_group_scales():
     """Unit fp8 values with scales 10^-3..10^3 per group: the reference's row sums are dominated by a few groups;
     a kernel applying one scale per row or per tile lands orders of magnitude off."""
@@ -273,7 +289,7 @@ def test_quantize_per_token_group(k):
     x[5, :GROUP] = 0.0              # one zero group in a row
     q, s = kiln.quantize_per_token_group(x)
     assert q.dtype == torch.float8_e4m3fn and q.shape == (m, k) and q.is_contiguous()
-    assert s.dtype == torch.float32 and s.shape == (m, groups(k)) and s.stride() == (1, m)
+    assert s.dtype == torch.float32 and s.shape == (m, groups(k)) and s.stride() == (1, 68)  # M-major, 16-byte units
     assert bool(torch.isfinite(s).all()) and bool((s > 0).all()), "a zero group must get a finite positive scale"
     assert bool((q[3].float() == 0).all())
     deq = q.float() * s.repeat_interleave(GROUP, dim=1)[:, :k]

@@ -124,8 +124,10 @@ def _scales_of(torch, amax, fmax: float, what: str):
 def quantize_per_token_group(x, group: int = 128, dtype=None):
     """(x_fp8 [M, K], scale [M, ceil(K/group)] float32): each row's groups of `group` along K (the last one shorter)
     quantized by their absolute maximum, scale = amax / (the format's largest value: 448 for e4m3), x ~= x_fp8 *
-    scale. scale comes M-major (strides (1, M)): kiln's default and torch._scaled_mm's 1x128 layout. dtype: a torch
-    fp8 dtype (default torch.float8_e4m3fn). Also the 1x128 scales of a weight [N, K] (b_block=1)."""
+    scale. scale comes M-major, its groups round_up(M, 4) floats apart (strides (1, round_up(M, 4)): whole 16-byte
+    units, which lets the sm90 kernels load it with the copy engine; DeepGEMM's "TMA-aligned" layout, and
+    torch._scaled_mm's 1x128 layout where M is a multiple of 4). dtype: a torch fp8 dtype (default
+    torch.float8_e4m3fn). Also the 1x128 scales of a weight [N, K] (b_block=1)."""
     torch, dtype, fmax = _block_quant_setup(x, "quantize_per_token_group", group, "group", dtype)
     m, k = x.shape
     g = -(-k // group)
@@ -136,7 +138,7 @@ def quantize_per_token_group(x, group: int = 128, dtype=None):
     amax = xg.abs().amax(dim=2) if xg.numel() else xg.new_zeros((m, g))
     scale = _scales_of(torch, amax, fmax, "quantize_per_token_group")
     q = (xg / scale.unsqueeze(2)).clamp_(-fmax, fmax).to(dtype).reshape(m, g * group)[:, :k].contiguous()
-    out = torch.empty((g, m), dtype=torch.float32, device=x.device).t()
+    out = torch.empty((g, -(-m // 4) * 4), dtype=torch.float32, device=x.device)[:, :m].t()
     out.copy_(scale)
     return q, out
 
