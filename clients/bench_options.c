@@ -17,7 +17,8 @@ static void usage(FILE *f)
             "                  [--fast-accum]\n"
             "  TYPE: f32 f16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz (fp8 x fp8: scaled GEMM, TN; f16/bf16 x fp8: B\n"
             "        prepacked, TN; f16 x f16 / bf16 x bf16: GEMM). D: f32, f16 or bf16.\n"
-            "  --block-scales: fp8 x fp8 with block scales (1x128 for A, 128x128 for B), all of one value each\n"
+            "  --block-scales: fp8 x fp8 with block scales (1x128 for A, 128x128 for B), all of one value each, in the\n"
+            "        quantizers' layouts (16-byte strides)\n"
             "  --fast-accum: fp8 x fp8 that allows fast accumulation (kiln_problem.fast_accum = 1)\n"
             "  default sizes: 1024x1024x1024,4096x4096x4096,8192x8192x8192\n"
             "  exit status: 0 all passed, 1 a candidate failed, 2 usage or setup error\n");

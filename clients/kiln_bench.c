@@ -239,10 +239,13 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     size_t sa_count = 1, sb_count = 1;
     if (fp8_kind && o->block_scales) {
         p.scale_a = p.scale_b = KILN_SCALE_BLOCK;
-        /* kiln_problem_init's layouts: scale_a [groups][m], scale_b [n / 128][groups] */
-        size_t groups = (size_t)(p.scale_b_stride_n > 0 ? p.scale_b_stride_n : 1);
-        sa_count = (size_t)(p.m > 0 ? p.m : 1) * groups;
-        sb_count = (size_t)((p.n + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP + 1) * groups;
+        /* kiln's quantizers' layouts (kiln.quantize_per_token_group / quantize_per_block): scale_a [groups][m4],
+         * scale_b [n / 128][groups4], m4 and groups4 rounded up to 4 floats (16-byte strides: the copy engine's) */
+        int64_t groups = p.scale_b_stride_n > 0 ? p.scale_b_stride_n : 1;
+        p.scale_a_stride_k = (p.m + 3) / 4 * 4;
+        p.scale_b_stride_n = (groups + 3) / 4 * 4;
+        sa_count = (size_t)(p.scale_a_stride_k > 0 ? p.scale_a_stride_k : 1) * (size_t)groups;
+        sb_count = (size_t)((p.n + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP + 1) * (size_t)p.scale_b_stride_n;
     } else if (fp8_kind)
         p.scale_a = p.scale_b = KILN_SCALE_TENSOR;
     else if (mixed)

@@ -144,9 +144,11 @@ def quantize_per_token_group(x, group: int = 128, dtype=None):
 
 
 def quantize_per_block(w, block: int = 128, dtype=None):
-    """(w_fp8 [N, K], scale [ceil(N/block), ceil(K/block)] float32 row-major): each block x block tile of w (edge
-    tiles smaller) quantized by its absolute maximum, as quantize_per_token_group does per group. scale is kiln's
-    default 128x128 layout (and DeepGEMM's); kiln.scale_layout(scale, "torch", operand="b") is torch._scaled_mm's."""
+    """(w_fp8 [N, K], scale [ceil(N/block), ceil(K/block)] float32 K-major): each block x block tile of w (edge
+    tiles smaller) quantized by its absolute maximum, as quantize_per_token_group does per group. scale's rows are
+    round_up(ceil(K/block), 4) floats apart (strides (round_up(G, 4), 1): whole 16-byte units, which lets the sm90
+    kernels load it with the copy engine; row-major, DeepGEMM's and kiln's default layout, where G is a multiple of 4).
+    kiln.scale_layout(scale, "torch", operand="b") is torch._scaled_mm's."""
     torch, dtype, fmax = _block_quant_setup(w, "quantize_per_block", block, "block", dtype)
     n, k = w.shape
     nb, g = -(-n // block), -(-k // block)
@@ -157,7 +159,9 @@ def quantize_per_block(w, block: int = 128, dtype=None):
     amax = tiles.abs().amax(dim=(1, 3)) if tiles.numel() else tiles.new_zeros((nb, g))
     scale = _scales_of(torch, amax, fmax, "quantize_per_block")
     q = (tiles / scale[:, None, :, None]).clamp_(-fmax, fmax).to(dtype).reshape(nb * block, g * block)
-    return q[:n, :k].contiguous(), scale.contiguous()
+    out = torch.empty((nb, -(-g // 4) * 4), dtype=torch.float32, device=w.device)[:, :g]
+    out.copy_(scale)
+    return q[:n, :k].contiguous(), out
 
 
 __all__ = ["BLOCK_AMAX_EPS", "FP8_MANTISSA_BITS", "FP8_UNIT_ROUNDOFF", "GRANULARITY_DIM", "GROUP_MISSING",
