@@ -191,7 +191,13 @@ def _tile(sol):
             return (f"each consumer thread would hold {acc} f32 accumulators and two sums (pr 1); at most "
                     f"{MAX_ACC_SPLIT} fit its registers (64x192 per consumer)")
         return None
-    sums = 2 if block_scales(sol) or promoted(sol) else 1  # + the K-tile's own sum
+    if block_scales(sol):  # acc and two K-tile sums (kiln_gemm_wgmma.h, block_tiles): 3 x 64 at most
+        acc = _acc(sol)
+        if acc > MAX_ACC // 2:
+            return (f"each consumer thread would hold {acc} f32 accumulators and two K-tile sums (block scales); "
+                    f"at most {MAX_ACC // 2} each fit its registers (64x128 per consumer)")
+        return None
+    sums = 2 if promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
     frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
