@@ -111,6 +111,8 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
 static int scale_map(const float *base, uint64_t d0, uint64_t d1, uint64_t d2, int64_t stride1, int64_t stride2,
                      uint32_t b0, uint32_t b1, kiln_tma_map *m)
 {
+    if (stride1 < 0 || stride2 < 0)
+        return 0;
     m->elem_bytes = 4;
     m->swizzle_bytes = 0;
     m->dims[0] = d0;
@@ -119,8 +121,6 @@ static int scale_map(const float *base, uint64_t d0, uint64_t d1, uint64_t d2, i
     /* a dimension of extent 1 is never stepped over: any stride works there, and the map gets a packed one in whole
      * 16-byte units */
     uint64_t s1 = d1 > 1 ? (uint64_t)stride1 : (d0 + 3) / 4 * 4, s2 = d2 > 1 ? (uint64_t)stride2 : mul_sat(s1, d1);
-    if (stride1 < 0 || stride2 < 0)
-        return 0;
     m->strides[0] = mul_sat(s1, 4);
     m->strides[1] = mul_sat(s2, 4);
     m->box[0] = b0;
@@ -152,11 +152,11 @@ int kiln_tma_map_scales(const kiln_solution *s, const kiln_problem *p, const kil
     int64_t gsa, gsb, gbias;
     kiln_problem_group_strides(p, &gsa, &gsb, &gbias);
     uint64_t ab = (uint64_t)kiln_problem_a_batches(p), bb = (uint64_t)kiln_problem_b_batches(p);
-    /* A: {m, groups of K, A's batches}, box {MT0, 1} */
+    /* A: {m, groups of K, A's batches}, M-major. Boxes start on 16 bytes (kiln_gemm_wgmma.h, load_scales): A's spans
+     * MT0 + 4 rows, a block's 4 groups of K, the blocks' 8 (a tile's one or two blocks from the multiple of 4 at or
+     * below its first) */
     if (p->m > 1 && p->scale_a_stride_m != 1)
         return 0;
-    /* boxes start on 16 bytes (kiln_gemm_wgmma.h, load_scales): A's spans MT0 + 4 rows, a block's 4 groups of K, the
-     * blocks' 8 (a tile's one or two blocks from the multiple of 4 at or below its first) */
     uint32_t a_box = (uint32_t)s->mt0 + 4;
     if (!scale_map(args->scale_a, (uint64_t)p->m, kg, ab, p->scale_a_stride_k, gsa, a_box, 1, &m[0]))
         return 0;

@@ -285,6 +285,12 @@ static void test_scale_maps(void)
     q = p;
     q.scale_a = q.scale_b = KILN_SCALE_TENSOR;
     CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "tensor scales: no scale maps");
+    q = p;
+    q.scale_b_stride_n = -8;
+    CHECK(kiln_tma_map_scales(&s, &q, &args, m, &bytes) == 0, "a negative stride: the scale warp");
+    kiln_solution tall = s;
+    tall.mt0 = 256; /* A's box would be 260 rows: over the 256 a box may have */
+    CHECK(kiln_tma_map_scales(&tall, &p, &args, m, &bytes) == 0, "a 256-row tile: the scale warp");
     setenv("KILN_TMA_SCALES", "0", 1);
     CHECK(kiln_tma_map_scales(&s, &p, &args, m, &bytes) == 0, "KILN_TMA_SCALES=0: the scale warp");
     unsetenv("KILN_TMA_SCALES");
