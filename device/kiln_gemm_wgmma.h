@@ -649,22 +649,8 @@ template <class C> struct WgmmaGemm {
         int i = 0;
         if constexpr (!PER_COLUMN)
             for (; i + 1 < T.iters; i += 2) {
-                const int s0 = stage;
-                sm90::mbar_wait(&full[s0], phase);
-                advance(stage, phase);
-                const int s1 = stage;
-                sm90::mbar_wait(&full[s1], phase);
-                advance(stage, phase);
-#pragma unroll
-                for (int r = 0; r < REP; ++r) {
-                    sm90::fence_regs(p0[r]);
-                    sm90::fence_regs(p1[r]);
-                }
-                sm90::wgmma_fence();
-                mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
-                sm90::wgmma_commit();
-                mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
-                sm90::wgmma_commit();
+                int s0, s1;
+                issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
                 const uint32_t ss0 = smem_addr(stage_scales(smem, s0)), ss1 = smem_addr(stage_scales(smem, s1));
                 read_block_scales(ss0, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, c0);
 #pragma unroll
@@ -725,6 +711,29 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // Two K-tiles per wgmma batch (mainloop_pipelined, block_tiles): waits for the next two stages (s0, s1), then
+    // issues K-tile s0's wgmma into p0 and s1's into p1, each sum started from zero, as two commit groups after one
+    // fence.
+    KILN_DEVICE static void issue_pair(float (&p0)[REP][ACC], float (&p1)[REP][ACC], uint8_t *smem, uint64_t *full,
+                                       int &stage, uint32_t &phase, int cm, int cn, int &s0, int &s1) {
+        s0 = stage;
+        sm90::mbar_wait(&full[s0], phase);
+        advance(stage, phase);
+        s1 = stage;
+        sm90::mbar_wait(&full[s1], phase);
+        advance(stage, phase);
+#pragma unroll
+        for (int r = 0; r < REP; ++r) {
+            sm90::fence_regs(p0[r]);
+            sm90::fence_regs(p1[r]);
+        }
+        sm90::wgmma_fence();
+        mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
+        sm90::wgmma_commit();
+        mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
+        sm90::wgmma_commit();
+    }
+
     // PR 1, two K-tiles per wgmma batch: K-tiles i and i + 1 run into p0 and p1 (two commit groups after one fence);
     // p0 is added to acc while p1's wgmma still run (wait_group 1), then p1 (wait_group 0), so half the adds hide
     // behind the consumer's own wgmma and the rest behind the other consumer's. The adds read only accumulators of
@@ -739,22 +748,8 @@ template <class C> struct WgmmaGemm {
         zero(acc);
         int i = 0;
         for (; i + 1 < T.iters; i += 2) {
-            const int s0 = stage;
-            sm90::mbar_wait(&full[s0], phase);
-            advance(stage, phase);
-            const int s1 = stage;
-            sm90::mbar_wait(&full[s1], phase);
-            advance(stage, phase);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p0[r]);
-                sm90::fence_regs(p1[r]);
-            }
-            sm90::wgmma_fence();
-            mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
-            sm90::wgmma_commit();
-            mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
-            sm90::wgmma_commit();
+            int s0, s1;
+            issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
 #pragma unroll
             for (int r = 0; r < REP; ++r) {
                 sm90::fence_regs(p0[r]);
