@@ -76,7 +76,7 @@ assert len(DEEPGEMM_H800_TFLOPS) == len(BLOCK_SHAPES) == 18
 
 class Spec(NamedTuple):
     part: str
-    m: int          # grouped parts: tokens per group
+    m: int          # grouped parts: tokens per group (k_grouped: D's rows; k is then all groups' tokens)
     n: int
     k: int
     groups: int = 1
@@ -88,6 +88,8 @@ class Spec(NamedTuple):
 
     @property
     def flops(self) -> float:
+        if self.part == "k_grouped":  # k: the groups' K together
+            return 2.0 * self.m * self.n * self.k
         return 2.0 * self.groups * self.m * self.n * self.k
 
 
@@ -289,6 +291,7 @@ PARTS = {
     "contiguous": _grouped_part("contiguous", "grouped contiguous"),
     "masked": _grouped_part("masked", "grouped masked"),
     "small_experts": _grouped_part("small_experts", "small experts"),
+    "k_grouped": _grouped_part("k_grouped", "k-grouped"),
 }
 
 

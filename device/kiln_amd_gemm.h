@@ -17,7 +17,8 @@
 // (Schedule::of_group_index, from a fresh cursor) and exits at once when x is past the last group (the whole workgroup:
 // every thread walks the same group_index). A's rows start at the group's row (batch: 0 contiguous, g masked), B is
 // matrix g, and the group's scale and bias rows are taken by moving their pointers (group_params). Rows past the
-// group's end are computed from what A holds there and not stored (WorkTile.m_end).
+// group's end are computed from what A holds there and not stored (WorkTile.m_end). k-grouped: A and B are one
+// matrix each (Schedule::a_batch, b_matrix), the group's K tiles are its columns, D's batch is the group.
 #ifndef KILN_AMD_GEMM_H
 #define KILN_AMD_GEMM_H
 
@@ -288,8 +289,8 @@ template <class C, class Op> struct AmdGemm {
         return q;
     }
 
-    // The workgroup's tile (kiln_schedule.h), its K loop and epilogue. B is matrix w.group (the batch, or the group);
-    // D's rows from w.m_end on are not stored.
+    // The workgroup's tile (kiln_schedule.h), its K loop and epilogue. B is matrix w.group (the batch, or the group;
+    // k-grouped: 0); D's rows from w.m_end on are not stored.
     KILN_DEVICE static void run(const kiln_gemm_params &params, uint8_t *lds) {
         const int tid = thread_x(), lane = tid % WAVE, wave = tid / WAVE;
         const int wm = wave % C::WG0, wn = wave / C::WG0;
@@ -306,8 +307,8 @@ template <class C, class Op> struct AmdGemm {
         const kiln_gemm_params &p = GROUPED ? grouped : params;
         const int batch = s.w.batch, split = s.w.split;
         s.kb = Sched::k_extent(p);  // K extent of B's rows (prepacked: padded to 16)
-        s.ga = (const uint8_t *)p.a + (int64_t)batch * p.stride_a * EA;
-        s.gb = (const uint8_t *)p.b + (int64_t)s.w.group * p.stride_b * EB;
+        s.ga = (const uint8_t *)p.a + (int64_t)Sched::template a_batch<GROUPED>(p, s.w) * p.stride_a * EA;
+        s.gb = (const uint8_t *)p.b + (int64_t)Sched::template b_matrix<GROUPED>(p, s.w) * p.stride_b * EB;
 
         Acc acc[FM][FN];
 #pragma unroll

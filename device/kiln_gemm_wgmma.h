@@ -160,6 +160,7 @@ template <class C> struct WgmmaGemm {
         Groups c;
         Tile T;
         for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
+            const int ab = Sched::template a_batch<C::GROUPED>(P.p, T), bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
             for (int i = 0; i < T.iters; ++i) {
                 const int k0 = Sched::k_tile(T, i) * C::DU;
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
@@ -173,10 +174,10 @@ template <class C> struct WgmmaGemm {
                 uint8_t *sb = smem + STAGES * A_STAGE + stage * B_STAGE;
 #pragma unroll
                 for (int j = 0; j < A_SUBS; ++j)
-                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.m0, T.batch);
+                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.m0, ab);
 #pragma unroll
                 for (int j = 0; j < B_SUBS; ++j)
-                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.n0, T.group);
+                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.n0, bm);
                 advance(stage, phase);
             }
         }
@@ -191,13 +192,14 @@ template <class C> struct WgmmaGemm {
     // (4 floats), so boxes start at the multiple of 4 at or below the one wanted, and scale_at says where the wanted
     // values landed.
     KILN_DEVICE static void load_scales(const kiln_tma_params &P, const Tile &T, int kt, float *ss, uint64_t *bar) {
-        sm90::tma_load_3d(ss, &P.sa, bar, T.m0 & ~3, kt, T.batch);
+        const int ab = Sched::template a_batch<C::GROUPED>(P.p, T), bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
+        sm90::tma_load_3d(ss, &P.sa, bar, T.m0 & ~3, kt, ab);
         if (P.scale_tma & KILN_SCALE_TMA_B_K)
-            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, kt & ~3, T.n0 >> 7, T.group);
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, kt & ~3, T.n0 >> 7, bm);
         else if (P.p.sb_block_n == 1)
-            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, T.n0, kt, T.group);
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, T.n0, kt, bm);
         else
-            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, (T.n0 >> 7) & ~3, kt, T.group);
+            sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, (T.n0 >> 7) & ~3, kt, bm);
     }
 
     // Where a stage holds K-tile kt's scales of tile T: A's of the tile's row r at a + r; B's of block slot j (block

@@ -14,6 +14,11 @@
 //                     of batch g) has ceil((end - start) / MT0) tile rows by tiles_n, walked with WorkGroupMapping,
 //                     and B's matrix g. The sizes are on the device (group_index), so a walker keeps a cursor
 //                     (GroupCursor) that moves forward over the groups as its tile index grows.
+//                     k-grouped (GROUP_K, the MoE weight gradient): group g is K columns start .. end - 1 of A and B
+//                     (one matrix each) and the whole of D's batch g: tiles_m * tiles_n tiles per group, K tiles
+//                     start / DU .. ceil(end / DU) - 1. Ends are clamped non-decreasing and within K, and rounded down
+//                     to a multiple of 128 unless they are K, so that every K tile lies inside one group (DU divides
+//                     128); an empty group's tiles store D = act(bias).
 //
 // Zero K tiles (K = 0, or a split past the last K tile) give iters = 0 and stagger = 0: the K loop reads nothing (no
 // step ever asks for k_tile), and the epilogue stores the zero accumulators, D = act(beta * C + bias).
@@ -36,6 +41,10 @@ struct WorkTile {
     int group;        // B's matrix (the batch; grouped GEMMs: the group)
     int m_end;        // rows m0 .. m_end - 1 of A and D are the tile's to compute (m; grouped: the group's end)
 };
+
+// kiln_gemm_params.group_mode (kiln.h kiln_group_mode)
+enum GroupMode { GROUP_NONE = 0, GROUP_CONTIGUOUS = 1, GROUP_MASKED = 2, GROUP_K = 3 };
+constexpr int K_GROUP_ALIGN = 128;  // k-grouped ends are multiples of this (or K)
 
 // A walker's place among the groups: group g (-1: not started), its first tile index `base`, its rows.
 struct GroupCursor {
@@ -106,16 +115,22 @@ template <class C> struct Schedule {
 
     // ---- grouped GEMMs ----
     KILN_DEVICE static int group_tiles(const kiln_gemm_params &p, const GroupCursor &c) {
+        if (p.group_mode == GROUP_K) return p.tiles_m * p.tiles_n;
         return (c.end - c.start + C::MT0 - 1) / C::MT0 * p.tiles_n;
     }
 
-    // Group c.g's rows: contiguous ends held non-decreasing and within A (a decreasing offset makes an empty group);
-    // masked counts clamped to [0, m].
+    // Group c.g's rows (k-grouped: its K columns): contiguous ends held non-decreasing and within A (a decreasing
+    // offset makes an empty group); masked counts clamped to [0, m]; k-grouped ends as contiguous ones within K,
+    // rounded down to a multiple of K_GROUP_ALIGN unless they reach K.
     KILN_DEVICE static void load_group(const kiln_gemm_params &p, GroupCursor &c) {
         const int v = p.group_index[c.g];
-        if (p.group_mode == 1) {
+        if (p.group_mode == GROUP_CONTIGUOUS) {
             c.start = c.end;
             c.end = v < c.start ? c.start : v > p.m ? p.m : v;
+        } else if (p.group_mode == GROUP_K) {
+            c.start = c.end;
+            const int e = v >= p.k ? p.k : v & ~(K_GROUP_ALIGN - 1);
+            c.end = e < c.start ? c.start : e;
         } else {
             c.start = 0;
             c.end = v < 0 ? 0 : v > p.m ? p.m : v;
@@ -135,13 +150,36 @@ template <class C> struct Schedule {
             if (++c.g >= p.groups) return false;
             load_group(p, c);
         }
-        tile_coords((c.end - c.start + C::MT0 - 1) / C::MT0, p.tiles_n, t - c.base, w.tm, w.tn);
-        w.batch = p.group_mode == 1 ? 0 : c.g;
         w.split = 0;
+        w.group = c.g;
+        if (p.group_mode == GROUP_K) {
+            static_assert(K_GROUP_ALIGN % C::DU == 0, "k-grouped tiles: DepthU divides the groups' alignment");
+            tile_coords(p, t - c.base, w.tm, w.tn);
+            w.batch = c.g;  // D's batch; A and B are one matrix each (a_batch, b_matrix)
+            w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1;
+            w.m_end = p.m;
+            w.kt0 = c.start / C::DU;
+            w.iters = (c.end - c.start + C::DU - 1) / C::DU;
+            w.stagger = 0;
+            return true;
+        }
+        tile_coords((c.end - c.start + C::MT0 - 1) / C::MT0, p.tiles_n, t - c.base, w.tm, w.tn);
+        w.batch = p.group_mode == GROUP_CONTIGUOUS ? 0 : c.g;
         w.m0 = c.start + w.tm * C::MT0, w.n0 = w.tn * C::MT1;
-        w.group = c.g, w.m_end = c.end;
+        w.m_end = c.end;
         k_range(p, w, t);
         return true;
+    }
+
+    // A's batch and B's matrix of a tile: its batch and group, but k-grouped problems have one A and one B (the
+    // groups are K columns of both) while the group is D's batch. GROUPED: the kernel's (others: batch, batch).
+    template <bool GROUPED> KILN_DEVICE static int a_batch(const kiln_gemm_params &p, const WorkTile &w) {
+        if constexpr (GROUPED) return p.group_mode == GROUP_K ? 0 : w.batch;
+        return w.batch;
+    }
+    template <bool GROUPED> KILN_DEVICE static int b_matrix(const kiln_gemm_params &p, const WorkTile &w) {
+        if constexpr (GROUPED) return p.group_mode == GROUP_K ? 0 : w.group;
+        return w.group;
     }
 
     // Whether the grouped walk has a tile t (t >= the cursor's group base; the cursor is left where it is): at once

@@ -39,10 +39,13 @@ typedef struct kiln_gemm_params {
      * [end(g-1), end(g)) of A and D (batch 0), end(g) = group_index[g] clamped to [end(g-1), m]; group_mode 2 (masked):
      * group g is rows [0, min(group_index[g], m)) of batch g of A and D. B, scale_b and bias of group g start
      * g * stride_b, g * g_stride_sb and g * g_stride_bias elements in; scale_a g * g_stride_sa (masked; 0 contiguous,
-     * whose scale_a rows are A's). Other kernels ignore these fields (group_mode 0). */
+     * whose scale_a rows are A's); group_mode 3 (k-grouped): group g is K columns [end(g-1), end(g)) of A and B (one
+     * matrix each) and all of D's batch g, end(g) = group_index[g] clamped to [end(g-1), k] and rounded down to a
+     * multiple of 128 unless it is k; vector scales g * g_stride_sa / g_stride_sb in, block scales over all of K
+     * (g_stride 0). Other kernels ignore these fields (group_mode 0). */
     const int32_t *group_index;
     int64_t g_stride_sa, g_stride_sb, g_stride_bias;
-    int32_t group_mode; /* 0 none, 1 contiguous, 2 masked (kiln_group_mode) */
+    int32_t group_mode; /* 0 none, 1 contiguous, 2 masked, 3 k-grouped (kiln_group_mode) */
     int32_t groups;
 } kiln_gemm_params;
 
@@ -78,7 +81,8 @@ typedef struct kiln_tma_params {
     kiln_tma_desc sa, sb; /* encoded where scale_tma is set */
     kiln_gemm_params p;
     int32_t num_tiles; /* tiles_m * tiles_n * batch * gsu; grouped: a bound, (tiles_m + groups) * tiles_n contiguous,
-                        * groups * tiles_m * tiles_n masked (the kernel walks the groups' tiles and stops at the last) */
+                        * groups * tiles_m * tiles_n masked and k-grouped (the kernel walks the groups' tiles and
+                        * stops at the last) */
     int32_t d_tma;     /* 0, or the row bytes of map d's boxes: D is written through it */
     int32_t scale_tma; /* 0 or KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_K or _B_N (above) */
     int32_t scale_tma_bytes; /* the bytes of one stage's two scale boxes */

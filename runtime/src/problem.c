@@ -238,9 +238,9 @@ static kiln_status check_groups(const kiln_problem *p)
                              names[i], strides[i]);
     if (p->stride_b < 0)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "stride_b = %" PRId64 " is negative (the groups' B)", p->stride_b);
-    if (p->group_mode == KILN_GROUP_MASKED) {
+    if (p->group_mode == KILN_GROUP_MASKED || p->group_mode == KILN_GROUP_K) {
         int64_t d_matrix;
-        if (p->stride_a < 0)
+        if (p->group_mode == KILN_GROUP_MASKED && p->stride_a < 0)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "stride_a = %" PRId64 " is negative (masked groups' A)",
                              p->stride_a);
         if (p->ldd < 0) /* check_leading names it */
@@ -250,9 +250,8 @@ static kiln_status check_groups(const kiln_problem *p)
                              p->ldd);
         if (p->groups > 1 && p->stride_d < d_matrix)
             return kiln_fail(KILN_STATUS_INVALID_VALUE,
-                             "stride_d = %" PRId64 " is less than m * ldd = %" PRId64 ": masked groups of D would "
-                             "overlap",
-                             p->stride_d, d_matrix);
+                             "stride_d = %" PRId64 " is less than m * ldd = %" PRId64 ": %s groups of D would overlap",
+                             p->stride_d, d_matrix, p->group_mode == KILN_GROUP_K ? "k-grouped" : "masked");
     }
     return KILN_STATUS_SUCCESS;
 }
@@ -264,7 +263,12 @@ int64_t kiln_problem_a_batches(const kiln_problem *p)
 
 int64_t kiln_problem_b_batches(const kiln_problem *p)
 {
-    return p->group_mode != KILN_GROUP_NONE ? p->groups : p->batch;
+    return p->group_mode != KILN_GROUP_NONE && p->group_mode != KILN_GROUP_K ? p->groups : p->batch;
+}
+
+int64_t kiln_problem_d_batches(const kiln_problem *p)
+{
+    return p->group_mode == KILN_GROUP_MASKED || p->group_mode == KILN_GROUP_K ? p->groups : p->batch;
 }
 
 int64_t kiln_problem_select_m(const kiln_problem *p)
@@ -272,6 +276,13 @@ int64_t kiln_problem_select_m(const kiln_problem *p)
     if (p->group_mode == KILN_GROUP_CONTIGUOUS && p->groups > 0)
         return (p->m + p->groups - 1) / p->groups;
     return p->m;
+}
+
+int64_t kiln_problem_select_k(const kiln_problem *p)
+{
+    if (p->group_mode == KILN_GROUP_K && p->groups > 0)
+        return (p->k + p->groups - 1) / p->groups;
+    return p->k;
 }
 
 void kiln_problem_group_strides(const kiln_problem *p, int64_t *sa, int64_t *sb, int64_t *bias)
@@ -285,6 +296,8 @@ void kiln_problem_group_strides(const kiln_problem *p, int64_t *sa, int64_t *sb,
     *bias = p->bias_stride_g >= 0 ? p->bias_stride_g : p->n;
     if (p->group_mode == KILN_GROUP_CONTIGUOUS)
         *sa = 0; /* scale_a rows are A's rows */
+    if (p->group_mode == KILN_GROUP_K && block)
+        *sa = *sb = 0; /* block scales index K's groups of 128 over all of k */
 }
 
 /* Which (a, b, d), layout and epilogue combinations kiln implements (kiln.h, "What is computed"). Anything no
@@ -429,7 +442,7 @@ static kiln_status check_extents(const kiln_problem *p)
     if (st == KILN_STATUS_SUCCESS)
         st = check_operand('B', p->stride_b, b_rows, p->ldb, b_cols, kiln_dtype_bytes(p->b_type), bb);
     if (st == KILN_STATUS_SUCCESS)
-        st = check_operand('D', p->stride_d, p->m, p->ldd, p->n, ed, ab);
+        st = check_operand('D', p->stride_d, p->m, p->ldd, p->n, ed, kiln_problem_d_batches(p));
     if (st == KILN_STATUS_SUCCESS && p->has_c)
         st = check_operand('C', p->stride_c, p->m, p->ldc, p->n, ed, p->batch);
     return st;

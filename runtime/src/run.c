@@ -44,7 +44,7 @@ static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_wo
     int64_t b_rows = p->layout == KILN_LAYOUT_TN ? p->n : p->k;
     int64_t b_cols = p->b_prepacked ? p->ldb : p->layout == KILN_LAYOUT_TN ? p->k : p->n;
     int64_t ab = kiln_problem_a_batches(p), bb = kiln_problem_b_batches(p); /* grouped: per group */
-    if (!spans(a->d, extent(ab, p->stride_d, p->m, p->ldd, p->n, ed)))
+    if (!spans(a->d, extent(kiln_problem_d_batches(p), p->stride_d, p->m, p->ldd, p->n, ed)))
         return kiln_fail(KILN_STATUS_OVERFLOW, "args->d = %p plus the extent of D wraps the address space", a->d);
     if (work == KILN_WORK_ZERO_D)
         return KILN_STATUS_SUCCESS; /* only D is written */

@@ -134,7 +134,7 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
          * knows (a contiguous group adds at most one partial tile row; a masked one has at most tiles_m). The
          * kernels walk the groups' tiles (persistent wgmma CTAs in turn, an mfma workgroup its own) and stop past
          * the last (saturating: the size predicate then rejects it). */
-        int64_t rows = p->groups;
+        int64_t rows = p->groups; /* masked; k-grouped: exactly tiles_m * tiles_n per group */
         if (p->group_mode == KILN_GROUP_CONTIGUOUS) {
             rows = 1;
             g->grid_x = (g->tiles_m + p->groups) * g->tiles_n; /* each factor <= 2^32: fits */
@@ -541,12 +541,20 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
         textf(&tx, "fast_accum: fp8 sums may stay in wgmma's accumulator over all of K\n");
 
     if (p->group_mode != KILN_GROUP_NONE)
-        textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
-              p->group_mode == KILN_GROUP_CONTIGUOUS ? "contiguous" : "masked", p->groups, kiln_problem_select_m(p));
+    {
+        if (p->group_mode == KILN_GROUP_K)
+            textf(&tx, "grouped: k-grouped, %" PRId64 " groups; sized by %" PRId64 " of K per group\n", p->groups,
+                  kiln_problem_select_k(p));
+        else
+            textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
+                  p->group_mode == KILN_GROUP_CONTIGUOUS ? "contiguous" : "masked", p->groups,
+                  kiln_problem_select_m(p));
+    }
 
     logic_set ls = {t, in, calloc((size_t)(t->num_logics > 0 ? t->num_logics : 1), sizeof(const kiln_logic *)), 0,
                     *in->problem};
     ls.sized.m = kiln_problem_select_m(in->problem);
+    ls.sized.k = kiln_problem_select_k(in->problem);
     candidate *ranked = calloc((size_t)(t->num_solutions > 0 ? t->num_solutions : 1), sizeof *ranked);
     kiln_status st = ls.logics && ranked ? KILN_STATUS_SUCCESS : KILN_STATUS_INTERNAL_ERROR;
     /* A problem that allows fast accumulation uses the fast logics of its type where there are any (their kernels

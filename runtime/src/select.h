@@ -24,12 +24,15 @@
 /* The kind of a whole problem (in problem.c): its operand types' kind, FP8_BLOCK for fp8 x fp8 with block scales,
  * FP8_GROUPED / FP8_BLOCK_GROUPED for grouped fp8 problems. */
 kiln_kind kiln_problem_kind_of(const kiln_problem *p);
-/* Grouped problems (kiln.h, "Grouped GEMM"), in problem.c: the matrices of A and D (masked: groups, else batch) and
- * of B (grouped: groups); the rows per group selection sizes by; the group strides of scale_a, scale_b and bias with
- * the packed defaults resolved (contiguous: scale_a's 0, its rows are A's). */
+/* Grouped problems (kiln.h, "Grouped GEMM"), in problem.c: the matrices of A (masked: groups, else batch), of B
+ * (grouped but k-grouped: groups) and of D (masked and k-grouped: groups); the rows per group (and k-grouped, the K
+ * per group) selection sizes by; the group strides of scale_a, scale_b and bias with the packed defaults resolved
+ * (contiguous: scale_a's 0, its rows are A's; k-grouped block scales: 0, they index all of K). */
 int64_t kiln_problem_a_batches(const kiln_problem *p);
 int64_t kiln_problem_b_batches(const kiln_problem *p);
 int64_t kiln_problem_select_m(const kiln_problem *p);
+int64_t kiln_problem_select_k(const kiln_problem *p);
+int64_t kiln_problem_d_batches(const kiln_problem *p);
 void kiln_problem_group_strides(const kiln_problem *p, int64_t *sa, int64_t *sb, int64_t *bias);
 
 /* printf-style format checking where the compiler offers it. */

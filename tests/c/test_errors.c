@@ -89,9 +89,18 @@ static void test_grouped_texts(kiln_handle h)
                 "kiln_check_problem: groups = 0: a grouped problem has 1 .. 2^31 - 1 groups");
     q = p, q.group_mode = KILN_GROUP_NONE;
     EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "groups = 8 with group_mode");
-    q = p, q.group_mode = (kiln_group_mode)3;
+    q = p, q.group_mode = (kiln_group_mode)4;
     EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE,
-                "kiln_check_problem: group_mode = 3 is not a kiln_group_mode");
+                "kiln_check_problem: group_mode = 4 is not a kiln_group_mode");
+    /* k-grouped: D [groups][m][n] must not overlap; A and B are one matrix each (stride_b not used) */
+    q = p, q.group_mode = KILN_GROUP_K, q.stride_b = -5, q.stride_d = 1024 * 256 - 1;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "stride_b = -5 is negative");
+    q = p, q.group_mode = KILN_GROUP_K, q.stride_d = 1024 * 256 - 1;
+    EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_INVALID_VALUE, "k-grouped groups of D would overlap");
+    q = p, q.group_mode = KILN_GROUP_K, q.stride_d = 1024 * 256;
+    EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_SUCCESS, "");
+    q = p, q.group_mode = KILN_GROUP_K, q.groups = 1, q.stride_d = 0; /* one group: one D */
+    EXPECT_TEXT(h, kiln_check_problem(h, &q), KILN_STATUS_SUCCESS, "");
     q = p, q.batch = 2;
     EXPECT_HAS(h, kiln_check_problem(h, &q), KILN_STATUS_NOT_SUPPORTED, "batch = 2: a grouped problem has batch 1");
     q = p, q.k = 0;

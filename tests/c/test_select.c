@@ -254,7 +254,7 @@ static void test_wgmma_geometry(void)
 }
 
 /* Grouped problems, plain (mfma) and wgmma launches alike: grid x is a bound on the groups' tiles ((tiles_m + groups)
- * * tiles_n contiguous, groups * tiles_m * tiles_n masked), grid z is 1. */
+ * * tiles_n contiguous, groups * tiles_m * tiles_n masked and k-grouped), grid z is 1. */
 static void test_grouped_geometry(void)
 {
     const int sols[] = {FAKE_FP8_MT128, FAKE_WG_FP8};
@@ -273,6 +273,10 @@ static void test_grouped_geometry(void)
         kiln_solution_geometry(s, &p, &g);
         CHECK(g.grid_x == 7 * tm * tn && g.grid_z == 1, "%s masked: grid %lld x %lld", s->name, (long long)g.grid_x,
               (long long)g.grid_z);
+        p.group_mode = KILN_GROUP_K; /* every group has all of D's tiles */
+        kiln_solution_geometry(s, &p, &g);
+        CHECK(g.grid_x == 7 * tm * tn && g.grid_z == 1, "%s k-grouped: grid %lld x %lld", s->name,
+              (long long)g.grid_x, (long long)g.grid_z);
     }
 }
 

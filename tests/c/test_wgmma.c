@@ -319,6 +319,29 @@ static void test_scale_maps(void)
               m[1].dims[2] == 4 && m[1].strides[1] == 56 * 8 * 4,
           "masked: bits %d, strides %llu %llu", bits, (unsigned long long)m[0].strides[1],
           (unsigned long long)m[1].strides[1]);
+
+    /* k-grouped: one A and one B whose groups of 128 run over all of K (no third extent), 1x128 B per column */
+    q = p;
+    q.group_mode = KILN_GROUP_K;
+    q.groups = 4;
+    q.scale_b_block_n = 1;
+    q.scale_b_stride_n = 1;
+    q.scale_b_stride_k = q.n;
+    bits = kiln_tma_map_scales(&s, &q, &args, m, &bytes);
+    CHECK(bits == (KILN_SCALE_TMA_A | KILN_SCALE_TMA_B_N) && m[0].dims[2] == 1 && m[1].dims[2] == 1 &&
+              m[1].dims[0] == (uint64_t)q.n && m[1].dims[1] == 8,
+          "k-grouped: bits %d, dims %llu %llu %llu", bits, (unsigned long long)m[1].dims[0],
+          (unsigned long long)m[1].dims[1], (unsigned long long)m[1].dims[2]);
+    int64_t gsa, gsb, gbias;
+    kiln_problem_group_strides(&q, &gsa, &gsb, &gbias);
+    CHECK(gsa == 0 && gsb == 0 && gbias == q.n, "k-grouped block: group strides %lld %lld %lld", (long long)gsa,
+          (long long)gsb, (long long)gbias);
+    q.scale_a = q.scale_b = KILN_SCALE_VECTOR;
+    kiln_problem_group_strides(&q, &gsa, &gsb, &gbias);
+    CHECK(gsa == q.m && gsb == q.n, "k-grouped vector: group strides %lld %lld", (long long)gsa, (long long)gsb);
+    CHECK(kiln_problem_a_batches(&q) == 1 && kiln_problem_b_batches(&q) == 1 && kiln_problem_d_batches(&q) == 4 &&
+              kiln_problem_select_k(&q) == (q.k + 3) / 4,
+          "k-grouped batches");
 }
 
 int main(void)

@@ -5,10 +5,15 @@
 //        emulate M N K GROUPS ACT EPILOGUE SEED MODE INDEX...   (grouped kernels, Config::GROUPED)
 // Prints "max_rel_l2 <value>"; exits 1 when an element is NaN, unwritten, or written outside D, or the error is large.
 // Grouped kernels (MoE): MODE 1 (contiguous: INDEX are the groups' end rows of A [M, K] and D [M, N]) or 2 (masked:
-// INDEX are the groups' row counts of batch g of A [GROUPS, M, K] and D); B [GROUPS, N, K]. EPILOGUE 0: tensor scales
-// (block scales for block-scaled kernels), 1: per-row scales of A and per-column scales of each group's B, and a bias
-// row per group (no C: a grouped GEMM reads none). D starts as NaN; rows outside every group must stay NaN. The grid
-// is the runtime's bound on the walk's tiles (select.c), so workgroups past the last group run and must exit.
+// INDEX are the groups' row counts of batch g of A [GROUPS, M, K] and D); B [GROUPS, N, K]. MODE 3 (k-grouped, the
+// weight gradient): INDEX are the groups' end columns of A [M, K] and B [N, K] (one matrix each), D [GROUPS, M, N];
+// D[g] sums K columns [end(g-1), end(g)) only, the ends clamped into [end(g-1), K] and rounded down to a multiple of
+// 128 unless they are K (kiln_schedule.h, load_group); an empty group's D[g] is act(bias). EPILOGUE 0: tensor scales
+// (block scales for block-scaled kernels), 1: per-row scales of A and per-column scales of each group's B (k-grouped:
+// scale_a [GROUPS, M], scale_b [GROUPS, N]), and a bias row per group (no C: a grouped GEMM reads none). Block scales
+// of a k-grouped problem are one A's and one B's over all of K (group strides 0). D starts as NaN; rows outside every
+// group must stay NaN. The grid is the runtime's (select.c): a bound on the walk's tiles, so workgroups past the last
+// group run and must exit; k-grouped, exactly GROUPS * tiles_m * tiles_n.
 // K = 0 is an empty sum: D = act(beta * C + bias), zeros with EPILOGUE 0. A and B are then NULL, so a kernel that
 // reads either crashes.
 #include "amd_emu.h"
@@ -110,14 +115,24 @@ int main(int argc, char **argv) {
     }
     const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]), batch = std::atoi(argv[4]);
     const int act = std::atoi(argv[5]), full = std::atoi(argv[6]) && !grouped, grouped_epi = std::atoi(argv[6]);
-    // Grouped: batches of A/D (1 contiguous, GROUPS masked) and of B (GROUPS); group_index; each row's group (-1: none)
+    // Grouped: batches of A (1 contiguous and k-grouped, GROUPS masked), of B (GROUPS; k-grouped 1) and of D (1
+    // contiguous, GROUPS masked and k-grouped); group_index; each row of D's group (-1: none); k-grouped: each
+    // group's K columns [k_start, k_end).
     const int mode = grouped ? std::atoi(argv[8]) : 0;
-    const int ab = mode == 1 ? 1 : batch, bb = batch;
+    if (grouped && (mode < 1 || mode > 3)) return std::fprintf(stderr, "MODE %d: 1, 2 or 3\n", mode), 2;
+    const int ab = mode == 1 || mode == 3 ? 1 : batch, bb = mode == 3 ? 1 : batch, db = mode == 1 ? 1 : batch;
     std::vector<int32_t> group_index;
     for (int g = 0; grouped && g < batch; ++g) group_index.push_back(std::atoi(argv[9 + g]));
-    std::vector<int> row_group(grouped ? (size_t)ab * m : 0, -1);
+    std::vector<int> row_group(grouped ? (size_t)db * m : 0, -1), k_start(batch, 0), k_end(batch, k);
     for (int g = 0, end = 0; g < (int)group_index.size(); ++g) {  // the clamping kiln_schedule.h's load_group does
         const int v = group_index[g];
+        if (mode == 3) {  // K ends: within [end(g-1), K], rounded down to a multiple of 128 unless K
+            k_start[g] = end;
+            end = v >= k ? k : std::max(end, (int)std::floor(v / 128.0) * 128);
+            k_end[g] = end;
+            for (int i = 0; i < m; ++i) row_group[(size_t)g * m + i] = g;
+            continue;
+        }
         const int start = mode == 1 ? end : 0;
         end = mode == 1 ? std::clamp(v, start, m) : std::clamp(v, 0, m);
         for (int i = start; i < end; ++i) row_group[(mode == 1 ? 0 : (size_t)g * m) + i] = g;
@@ -131,6 +146,7 @@ int main(int argc, char **argv) {
     const int64_t ldb = C::B_PACKED ? kp : C::B_KMAJOR ? lda : (n + 15) / 16 * 16 + 16;
     const int64_t ldd = n + 5, ldc = n + 3;
     const int64_t sa_ = m * lda, sb_ = C::B_KMAJOR ? n * ldb : k * ldb, sc_ = m * ldc, sd_ = m * ldd;
+    // (k-grouped: A and B hold one matrix each; stride_a and stride_b are not to be used: they step past the ends)
     std::vector<TA> a(ab * sa_);
     std::vector<TB> b(bb * sb_), packed(C::B_PACKED ? bb * sb_ : 0);
     std::vector<double> av(ab * m * k), bv(bb * k * n);  // values, [batch][m][k] and [batch][k][n]
@@ -156,10 +172,13 @@ int main(int argc, char **argv) {
                 return 2;
         }
     }
-    // Grouped: scale_a per row of each batch of A, scale_b and bias per group, padded group strides.
-    const int64_t gsb_ = grouped ? n + 3 : 0, gbias_ = grouped ? n + 1 : 0;
-    std::vector<TD> c(ab * sc_), d(ab * sd_);
-    std::vector<float> scale_a(grouped ? ab * m : m), scale_b(grouped ? bb * gsb_ : n), bias(grouped ? bb * gbias_ : n);
+    // Grouped: scale_a per row of each batch of A, scale_b and bias per group, padded group strides; k-grouped:
+    // scale_a [GROUPS, M] and scale_b [GROUPS, N] packed (the runtime's default strides), bias padded.
+    const int64_t gsa_ = mode == 2 || mode == 3 ? m : 0, gsb_ = mode == 3 ? n : grouped ? n + 3 : 0;
+    const int64_t gbias_ = grouped ? n + 1 : 0;
+    std::vector<TD> c(db * sc_), d(db * sd_);
+    std::vector<float> scale_a(grouped ? (mode == 3 ? batch : ab) * m : m), scale_b(grouped ? batch * gsb_ : n);
+    std::vector<float> bias(grouped ? batch * gbias_ : n);
     std::uniform_real_distribution<float> u(0.5f, 2.f);
     for (auto &x : scale_a) x = u(rng);
     for (auto &x : scale_b) x = u(rng);
@@ -176,8 +195,9 @@ int main(int argc, char **argv) {
     const int sb_block = seed & 4 ? 1 : 128, nblk = (n + sb_block - 1) / sb_block;
     const bool a_kmajor = seed & 2, b_kmajor = seed & 8;
     const int64_t ma = (m + 3) / 4 * 4;
-    // grouped: masked A's scales one [ma, groups] block per group; B's one [nblk, groups] block per group
-    const int64_t gsa_blk = mode == 2 ? ma * groups : 0, gsb_blk = grouped ? (int64_t)nblk * groups : 0;
+    // grouped: masked A's scales one [ma, groups] block per group; B's one [nblk, groups] block per group (k-grouped:
+    // one A's and one B's over all of K, group strides 0)
+    const int64_t gsa_blk = mode == 2 ? ma * groups : 0, gsb_blk = grouped && mode != 3 ? (int64_t)nblk * groups : 0;
     std::vector<float> block_a(block ? (size_t)(grouped ? ab : 1) * ma * groups + 1 : 0);
     std::vector<float> block_b(block ? (size_t)(grouped ? bb : 1) * nblk * groups + 1 : 0);
     std::uniform_real_distribution<float> ex(-10.f, 10.f);
@@ -220,7 +240,7 @@ int main(int argc, char **argv) {
     if (grouped) {
         p.batch = 1;
         p.group_mode = mode, p.groups = batch, p.group_index = group_index.data();
-        p.g_stride_sa = block ? gsa_blk : mode == 2 ? m : 0;
+        p.g_stride_sa = block ? gsa_blk : gsa_;
         p.g_stride_sb = block ? gsb_blk : gsb_;
         p.g_stride_bias = gbias_;
         if (!block) {
@@ -230,7 +250,8 @@ int main(int argc, char **argv) {
         }
         p.bias = grouped_epi ? bias.data() : nullptr;
     }
-    // The launch: select.c's grid (grouped: a bound on the walk's tiles, grid z 1).
+    // The launch: select.c's grid (grouped: a bound on the walk's tiles, grid z 1; masked and k-grouped GROUPS *
+    // tiles_m * tiles_n).
     const int grid_x = !grouped ? p.tiles_m * p.tiles_n
                        : mode == 1 ? (p.tiles_m + batch) * p.tiles_n : batch * p.tiles_m * p.tiles_n;
     for (int z = 0; z < (grouped ? 1 : batch * C::GSU); ++z)
@@ -244,10 +265,13 @@ int main(int argc, char **argv) {
 
     double worst = 0;
     int64_t rows_checked = 0;
-    for (int z = 0; z < ab; ++z) {
+    for (int z = 0; z < db; ++z) {
         double num = 0, den = 0;
+        const int za = ab == 1 ? 0 : z;  // A's batch
         for (int i = 0; i < m; ++i) {
-            const int grp = grouped ? row_group[(size_t)z * m + i] : z;  // B's matrix; -1: a row of no group
+            const int grp = grouped ? row_group[(size_t)z * m + i] : z;  // the group; -1: a row of no group
+            const int zb = mode == 3 ? 0 : grp;                            // B's matrix
+            const int k0 = mode == 3 && grp >= 0 ? k_start[grp] : 0, k1 = mode == 3 && grp >= 0 ? k_end[grp] : k;
             rows_checked += grp >= 0;
             for (int j = 0; j < ldd; ++j) {
                 const float got = (float)d[z * sd_ + i * ldd + j];
@@ -256,20 +280,21 @@ int main(int argc, char **argv) {
                     continue;
                 }
                 double acc = 0;
-                if (block) {  // each 128-K group summed alone, then times its two scales
+                if (block) {  // each 128-K group (of the group's K columns) summed alone, then times its two scales
                     for (int g = 0; g < groups; ++g) {
                         double part = 0;
-                        for (int kk = g * 128; kk < std::min(k, g * 128 + 128); ++kk)
-                            part += av[(z * m + i) * k + kk] * bv[(grp * k + kk) * n + j];
-                        acc += part * bsa(z, i, g) * bsb(grp, j, g);
+                        for (int kk = std::max(k0, g * 128); kk < std::min(k1, g * 128 + 128); ++kk)
+                            part += av[((int64_t)za * m + i) * k + kk] * bv[((int64_t)zb * k + kk) * n + j];
+                        acc += part * bsa(za, i, g) * bsb(zb, j, g);
                     }
                 } else {
-                    for (int kk = 0; kk < k; ++kk) acc += av[(z * m + i) * k + kk] * bv[(grp * k + kk) * n + j];
+                    for (int kk = k0; kk < k1; ++kk)
+                        acc += av[((int64_t)za * m + i) * k + kk] * bv[((int64_t)zb * k + kk) * n + j];
                 }
                 double v = acc * p.alpha;
                 if (full && !block) v = v * scale_a[i] * scale_b[j];
                 if (full) v = v + p.beta * (double)(float)c[z * sc_ + i * ldc + j] + bias[j];
-                if (grouped && !block) v *= grouped_epi ? scale_a[z * m + i] * scale_b[grp * gsb_ + j]
+                if (grouped && !block) v *= grouped_epi ? scale_a[z * gsa_ + i] * scale_b[grp * gsb_ + j]
                                                         : (double)tensor_a * tensor_b;
                 if (grouped && grouped_epi) v += bias[grp * gbias_ + j];
                 if (act == 1) v = v > 0 ? v : 0;

@@ -3,7 +3,13 @@
 // above m), tiles, WorkGroupMapping and grid sizes, the CTAs of a persistent grid (tiles t = b, b + grid, ...; each
 // with its own cursor, as each role of a wgmma CTA has) must together visit every tile of every group exactly once,
 // with the group's rows (m0 .. m_end), batch and B matrix, and group_has must agree with the walk. The bound on the
-// tile count is the runtime's (select.c, kiln_solution_geometry). Built and run by tests/py/test_group_walk.py.
+// tile count is the runtime's (select.c, kiln_solution_geometry).
+// k-grouped problems (GROUP_K, the weight gradient): random K and K ends (empty groups, decreases, negatives, ends
+// off the 128 grid that must be rounded down, ends past K, a last end at a K off the grid) over DepthU 16 .. 128: every
+// (group, tile row, tile column) once, tile t in group t / (tiles_m * tiles_n), the group's K tiles (kt0 = start / DU,
+// iters = ceil((end - start) / DU), each K tile inside its group), all of m, D's batch = the group, A's batch and B's
+// matrix 0, and the walk ends exactly at groups * tiles_m * tiles_n (the runtime's grid).
+// Built and run by tests/py/test_group_walk.py.
 #include "amd_emu.h"  // __HIP__ host environment: device code compiles for the CPU
 
 #include <cstdio>
@@ -14,9 +20,9 @@
 
 #include "kiln_schedule.h"
 
-template <int M0, int M1, int W> struct Cfg {
+template <int M0, int M1, int W, int D = 128> struct Cfg {
     using TA = uint8_t;
-    static constexpr int MT0 = M0, MT1 = M1, DU = 128, WGM = W, GSU = 1, SU = 0, SUS = 0, SUM = 0;
+    static constexpr int MT0 = M0, MT1 = M1, DU = D, WGM = W, GSU = 1, SU = 0, SUS = 0, SUM = 0;
     static constexpr bool B_PACKED = false;
 };
 
@@ -108,6 +114,102 @@ template <class C> static void one_case(std::mt19937 &rng, int mode, int case_id
     }
 }
 
+// The K columns [start, end) of each k-grouped group, from group_index as kiln.h states the rule: end(g) =
+// group_index[g] clamped into [end(g - 1), k] and, unless it is k, rounded down to a multiple of 128.
+static std::vector<std::pair<int, int>> k_groups(const std::vector<int32_t> &index, int k) {
+    std::vector<std::pair<int, int>> out;
+    int prev = 0;
+    for (int32_t v : index) {
+        int e = v >= k ? k : (int)(std::floor(v / 128.0) * 128);
+        if (e < prev) e = prev;
+        out.push_back({prev, e});
+        prev = e;
+    }
+    return out;
+}
+
+template <class C> static void k_case(std::mt19937 &rng, int case_id) {
+    using S = kiln::Schedule<C>;
+    std::uniform_int_distribution<int> groups_d(1, 40), mn_d(1, 1000), pick(0, 9);
+    const int groups = groups_d(rng), m = mn_d(rng), n = mn_d(rng);
+    const int kr = pick(rng);  // K: 0 now and then, a multiple of 128, or anything
+    const int k = kr == 0 ? 0 : kr < 4 ? 128 * (int)(rng() % 24) : 1 + (int)(rng() % 3000);
+    std::vector<int32_t> index(groups);
+    int end = 0;  // the offsets as a caller might pass them
+    for (auto &v : index) {
+        const int r = pick(rng);
+        v = r == 0 ? end                                    // empty
+            : r == 1 ? end + 128 * (1 + (int)(rng() % 4))  // whole 128s
+            : r == 2 ? end + 1 + (int)(rng() % 400)        // off the grid: rounded down
+            : r == 3 ? end - (int)(rng() % 300)            // a decrease (empty)
+            : r == 4 ? -1 - (int)(rng() % 200)             // negative (empty)
+            : r == 5 ? k + (int)(rng() % 100)              // at or past K
+            : end + (int)(rng() % 700);
+        if (v >= 0) end = v;
+    }
+    if (pick(rng) < 5) index.back() = k;  // the last group ends at K (on or off the grid)
+    const auto want_k = k_groups(index, k);
+
+    kiln_gemm_params p;
+    std::memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = k, p.batch = 1;
+    p.tiles_m = (m + C::MT0 - 1) / C::MT0, p.tiles_n = (n + C::MT1 - 1) / C::MT1;
+    p.k_tiles_per_split = (k + C::DU - 1) / C::DU;
+    p.group_mode = kiln::GROUP_K, p.groups = groups, p.group_index = index.data();
+    const int per = p.tiles_m * p.tiles_n;
+    const long bound = (long)groups * per;  // select.c: grid x = groups * tiles_m * tiles_n
+
+    // the tiles of a group: every (tile row, tile column), as the WorkGroupMapping of its own index
+    std::vector<std::pair<int, int>> coords(per);
+    for (int r = 0; r < per; ++r) S::tile_coords(p.tiles_m, p.tiles_n, r, coords[r].first, coords[r].second);
+    const int grids[] = {1, 3, 132, (int)std::min<long>(bound, 1000), (int)bound + 7};
+    for (int grid : grids) {
+        std::map<std::tuple<int, int, int>, int> seen;
+        for (int b = 0; b < grid; ++b) {
+            kiln::GroupCursor c;
+            for (long t = b; t < bound + grid; t += grid) {  // one step past the walk's end
+                const bool has = S::group_has(p, (int)t, c);
+                kiln::WorkTile w;
+                const bool ok = S::of_group_index(p, (int)t, c, w);
+                EXPECT(has == ok && ok == (t < bound), "k case %d grid %d cta %d t %ld of %ld: group_has %d, walk %d",
+                       case_id, grid, b, t, bound, has, ok);
+                if (!ok) break;
+                const int g = (int)(t / per);
+                EXPECT(w.group == g && w.batch == g, "k case %d: t %ld in group %d, walk says group %d batch %d",
+                       case_id, t, g, w.group, w.batch);
+                if (w.group < 0 || w.group >= groups) continue;
+                const auto [ks, ke] = want_k[w.group];
+                const int kt0 = ks / C::DU, iters = (ke - ks + C::DU - 1) / C::DU;
+                EXPECT(w.tm == coords[t % per].first && w.tn == coords[t % per].second && w.m0 == w.tm * C::MT0 &&
+                           w.n0 == w.tn * C::MT1 && w.m_end == m && w.split == 0 && w.stagger == 0,
+                       "k case %d: t %ld: tile (%d, %d) at (%d, %d) m_end %d split %d stagger %d", case_id, t, w.tm,
+                       w.tn, w.m0, w.n0, w.m_end, w.split, w.stagger);
+                EXPECT(w.kt0 == kt0 && w.iters == iters,
+                       "k case %d (k %d, DU %d): group %d has K [%d, %d): kt0 %d iters %d, walk says kt0 %d iters %d",
+                       case_id, k, C::DU, w.group, ks, ke, kt0, iters, w.kt0, w.iters);
+                // its K tiles lie inside the group: [kt0 * DU, (kt0 + iters) * DU) covers [ks, ke) and no other
+                // group's columns (ke is a multiple of 128 or K)
+                if (w.iters > 0)
+                    EXPECT(w.kt0 * C::DU == ks && std::min((w.kt0 + w.iters) * C::DU, k) == ke,
+                           "k case %d: group %d K [%d, %d) read as K tiles %d .. %d of %d", case_id, w.group, ks, ke,
+                           w.kt0, w.kt0 + w.iters - 1, C::DU);
+                for (int i = 0; i < w.iters; ++i)
+                    EXPECT(S::k_tile(w, i) == w.kt0 + i, "k case %d: step %d reads K tile %d", case_id, i,
+                           S::k_tile(w, i));
+                EXPECT((S::template a_batch<true>(p, w) == 0 && S::template b_matrix<true>(p, w) == 0),
+                       "k case %d: A's batch %d, B's matrix %d (one matrix each)", case_id,
+                       S::template a_batch<true>(p, w), S::template b_matrix<true>(p, w));
+                ++seen[{w.group, w.tm, w.tn}];
+            }
+        }
+        EXPECT(seen.size() == (size_t)bound, "k case %d grid %d: %zu of %ld tiles visited", case_id, grid, seen.size(),
+               bound);
+        for (auto &kv : seen)
+            EXPECT(kv.second == 1, "k case %d grid %d: tile (%d, %d, %d) visited %d times", case_id, grid,
+                   std::get<0>(kv.first), std::get<1>(kv.first), std::get<2>(kv.first), kv.second);
+    }
+}
+
 int main() {
     std::mt19937 rng(12345);
     int cases = 0;
@@ -117,6 +219,12 @@ int main() {
             one_case<Cfg<64, 256, 1>>(rng, mode, cases++);
             one_case<Cfg<256, 128, 4>>(rng, mode, cases++);
         }
+    for (int i = 0; i < 150; ++i) {  // k-grouped, DepthU 16 .. 128
+        k_case<Cfg<128, 128, 8, 64>>(rng, cases++);
+        k_case<Cfg<64, 256, 1, 128>>(rng, cases++);
+        k_case<Cfg<256, 128, 4, 32>>(rng, cases++);
+        k_case<Cfg<32, 64, 8, 16>>(rng, cases++);
+    }
     std::printf("group_walk: %d cases, %d failures\n", cases, failures);
     return failures != 0;
 }

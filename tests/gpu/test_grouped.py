@@ -6,6 +6,18 @@ per-group bias; every output type; every grouped kernel the table lists, forced 
 rows of every group must be written and pass the gate (relative L2), and the rows outside every group must still
 hold the poison (nothing written there). Clear errors for bad calls.
 
+k-grouped (offs= with 2-D A [M, K] and B [N, K]: the MoE weight gradient, D [G, M, N]): empty groups, a single group,
+K not a multiple of 128, ends that are not multiples of 128 (rounded down by the kernel and the reference alike),
+decreasing ends and ends past K, many uneven groups, odd and large M x N; tensor, rowwise (per group) and block scales
+over all of K (1x128 and 128x128 B, DeepGEMM's M-major scale_a); shared and per-group bias; every grouped kernel
+forced by name. Each group is checked on its own against the reference (random data in every K column, so a kernel
+that crossed a group's bounds fails it), every element must be written and nothing around D's [G, M, N] view.
+
+m_indices (DeepGEMM's per-row expert index, -1 for padding): segments aligned to 128 with padding rows between them,
+an expert without rows and an index >= G, against the reference on the real rows (padding rows are unspecified),
+against the offs= call of the same end rows, and replayed in a CUDA graph with new indices (the end rows are made on
+the device).
+
 Skips when the library has no grouped kernel for the device unless generated/ lists one for this arch."""
 from __future__ import annotations
 
@@ -54,13 +66,14 @@ def offs_of(sizes) -> "torch.Tensor":
     return torch.tensor(sizes, dtype=torch.int32).cumsum(0).to(torch.int32).cuda()
 
 
+def span(shape):
+    """float32 scales 2^-6 .. 2^6."""
+    return torch.exp2(torch.empty(shape, device="cuda").uniform_(-6, 6))
+
+
 def scales(recipe: str, masked: bool, groups: int, m: int, n: int, k: int, b_block: int = GROUP):
     """(scale_a, scale_b) float32 for a recipe: tensor, row, block (2^-6 .. 2^6 across groups and blocks)."""
     gk = -(-k // GROUP)
-
-    def span(shape):
-        return torch.exp2(torch.empty(shape, device="cuda").uniform_(-6, 6))
-
     if recipe == "tensor":
         return span((1,)), span((1,))
     if recipe == "row":
@@ -214,3 +227,294 @@ def test_bad_calls():
         kiln.grouped_mm(a, b, offs=offs, scale_a=one, scale_b=torch.ones(2, 63, device="cuda"))
     with pytest.raises(ValueError, match="groups"):
         kiln.grouped_mm(fp8((3, 16, 128)), b, masked_m=offs, scale_a=one, scale_b=one)
+
+
+# ---- k-grouped: A [M, K] and B [N, K] whose K columns are the groups', D [G, M, N] ----
+
+K_RECIPES = ["tensor", "row", "block", "block1x128"]
+
+
+def k_scales(recipe: str, groups: int, m: int, n: int, k: int):
+    """(scale_a, scale_b) of a k-grouped call: tensor; row ([G, M], [G, N]); block: DeepGEMM's M-major scale_a
+    [M, ceil(K/128)] with scale_b [ceil(N/128), ceil(K/128)] (128x128, K-major), or with block1x128 an N-major
+    scale_b [N, ceil(K/128)] (the weight-gradient recipe: both operands scaled per 1x128)."""
+    gk = -(-k // GROUP)
+    if recipe == "tensor":
+        return span((1,)), span((1,))
+    if recipe == "row":
+        return span((groups, m)), span((groups, n))
+    if recipe == "block1x128":
+        return span((gk, m)).t(), span((gk, n)).t()
+    return span((gk, m)).t(), span((-(-n // GROUP), gk))
+
+
+def k_kind(recipe: str) -> str:
+    return KINDS[1] if recipe.startswith("block") else KINDS[0]
+
+
+def ends_of(sizes) -> list:
+    return torch.tensor(sizes).cumsum(0).tolist()
+
+
+def run_k(a, b, ends, *, sa, sb, bias=None, out_dtype=None, algo=None, what=""):
+    """grouped_mm k-grouped into a poisoned [G, M, N] view of padded storage (ldd and stride_d past N and M * N):
+    every group against the reference on its own (an empty one is its bias, or zeros), nothing written around it."""
+    out_dtype = out_dtype or torch.bfloat16
+    offs = torch.tensor(ends, dtype=torch.int32).cuda()
+    ref = kiln.grouped_reference(a, b, offs=offs, scale_a=sa, scale_b=sb, bias=bias)
+    g, m, n = ref.shape
+    out = kt.poisoned(m, n, out_dtype, batch=g)
+    res = kiln.grouped_mm(a, b, offs=offs, scale_a=sa, scale_b=sb, bias=bias, out=out, algo=algo)
+    assert res is out
+    torch.cuda.synchronize()
+    if algo is not None:
+        kt.EXERCISED.add(algo.name)
+    label = f"k-grouped {what} ends={ends} algo={algo.name if algo is not None else 'auto'}"
+    for gi in range(g):
+        kt.check(out[gi], ref[gi], kt.TOL_FP8, f"{label} group {gi}")
+    kt.untouched_outside(out, label)
+    return out
+
+
+K_CASES = [  # (offs as given, m, n, k): the kernel clamps each end into [previous end, K] and rounds it down to 128
+    ([0, 128, 512, 768], 96, 200, 768),                              # sizes 0, 128, 384, 256: an empty group first
+    ([512], 257, 130, 512),                                          # one group
+    ([1000], 96, 200, 1000),                                         # one group, K not a multiple of 128
+    ([256, 512, 1000], 257, 130, 1000),                              # the last group ends at K = 1000
+    ([300, 640], 96, 200, 640),                                      # 300 is rounded down to 256
+    ([384, 128, 5000], 96, 200, 640),                                # decreasing: group 1 empty; 5000 -> K
+    ([256, 512], 96, 200, 768),                                      # columns past the last end are in no group
+    (ends_of([128, 0, 256, 384, 128, 0, 512, 640]), 129, 257, 2048),  # 8 uneven groups
+]
+
+
+@pytest.mark.parametrize("recipe", K_RECIPES)
+@pytest.mark.parametrize("case", K_CASES, ids=lambda c: f"{'-'.join(map(str, c[0]))}_{c[1]}x{c[2]}x{c[3]}")
+def test_k_grouped(case, recipe):
+    require(k_kind(recipe))
+    ends, m, n, k = case
+    a, b = fp8((m, k)), fp8((n, k))
+    sa, sb = k_scales(recipe, len(ends), m, n, k)
+    run_k(a, b, ends, sa=sa, sb=sb, what=f"{recipe} {m}x{n}x{k}")
+
+
+@pytest.mark.parametrize("recipe", ["row", "block1x128"])
+def test_k_grouped_large(recipe):
+    """1024 x 2048 outputs over K = 4096 in 4 groups (multiple tiles in M and N, 8 to 12 K tiles per group)."""
+    require(k_kind(recipe))
+    m, n, ends = 1024, 2048, ends_of([1024, 512, 1536, 1024])
+    a, b = fp8((m, ends[-1])), fp8((n, ends[-1]))
+    sa, sb = k_scales(recipe, 4, m, n, ends[-1])
+    run_k(a, b, ends, sa=sa, sb=sb, what=f"large {recipe}")
+
+
+@pytest.mark.parametrize("recipe", ["row", "block"])
+def test_k_grouped_bias_and_outputs(recipe):
+    """Shared [N] and per-group [G, N] bias, bf16 and f32 outputs; group 1 is empty: D[1] is the bias alone."""
+    require(k_kind(recipe))
+    ends, m, n, k = ends_of([256, 0, 384, 232]), 96, 200, 872
+    a, b = fp8((m, k)), fp8((n, k))
+    sa, sb = k_scales(recipe, len(ends), m, n, k)
+    for out_dtype in (torch.bfloat16, torch.float32):
+        for bias in (torch.randn(n, device="cuda"), torch.randn(len(ends), n, device="cuda").to(torch.bfloat16)):
+            out = run_k(a, b, ends, sa=sa, sb=sb, bias=bias, out_dtype=out_dtype,
+                        what=f"{recipe} bias {tuple(bias.shape)} {out_dtype}")
+            want = (bias[1] if bias.dim() == 2 else bias).to(out_dtype)
+            assert torch.equal(out[1], want.expand(m, n)), "an empty group's D is its bias"
+
+
+def test_k_grouped_layouts():
+    """B as its [K, N] transposed view (torch._scaled_grouped_mm's) and rowwise scales flat ([G * M], [G * N]) give
+    the same problem, so the same bits; row-major block scales (read by the scale warp, not the tensor maps) pass
+    the reference."""
+    require(KINDS[0])
+    ends, m, n, k = [256, 512, 1000], 96, 200, 1000
+    a, b = fp8((m, k)), fp8((n, k))
+    offs = torch.tensor(ends, dtype=torch.int32).cuda()
+    for recipe in ("row", "block1x128"):
+        if not kiln_has(k_kind(recipe)):
+            continue
+        sa, sb = k_scales(recipe, 3, m, n, k)
+        base = kiln.grouped_mm(a, b, offs=offs, scale_a=sa, scale_b=sb)
+        same = [kiln.grouped_mm(a, b.t(), offs=offs, scale_a=sa, scale_b=sb)]
+        if recipe == "row":
+            same.append(kiln.grouped_mm(a, b, offs=offs, scale_a=sa.reshape(-1), scale_b=sb.reshape(-1)))
+        torch.cuda.synchronize()
+        assert all(torch.equal(base, y) for y in same), recipe
+        if recipe == "block1x128":
+            run_k(a, b, ends, sa=sa.contiguous(), sb=sb.contiguous(), what="row-major block scales")
+
+
+def kiln_has(kind: str) -> bool:
+    try:
+        require(kind)
+    except pytest.skip.Exception:
+        return False
+    return True
+
+
+def test_k_grouped_ambiguous_scales():
+    """G = M = N = ceil(K/128) = 4: row-major [4, 4] scales read both as rowwise and as block ones and are refused;
+    flat rowwise scales and an M-major block scale_a each run as meant."""
+    require(KINDS[0])
+    ends, k = [128, 256, 384, 512], 512
+    a, b = fp8((4, k)), fp8((4, k))
+    offs = torch.tensor(ends, dtype=torch.int32).cuda()
+    with pytest.raises(ValueError, match="read both as rowwise scales"):
+        kiln.grouped_mm(a, b, offs=offs, scale_a=span((4, 4)), scale_b=span((4, 4)))
+    run_k(a, b, ends, sa=span((16,)), sb=span((16,)), what="flat rowwise 4x4")
+    if kiln_has(KINDS[1]):
+        run_k(a, b, ends, sa=span((4, 4)).t(), sb=span((4, 4)), what="M-major block 4x4")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_grouped_kernel_k_grouped(kind):
+    """Each grouped kernel the table lists, forced by name with its own input and output types, on k-grouped calls
+    (an empty group, K not a multiple of 128) and on m_indices."""
+    require(kind)
+    names = grouped_names(kind)
+    assert names
+    ends, m, n, k = ends_of([0, 128, 384, 232]), 130, 200, 744
+    recipes = ("block", "block1x128") if kind == KINDS[1] else ("row", "tensor")
+    counts = [100, 0, 130, 37]
+    idx_list, _ = m_layout(counts)
+    idx = torch.tensor(idx_list, dtype=torch.int32).cuda()
+    solutions = kt.table_solutions()
+    for name in names:
+        a_t, b_t, d_t = (kt.tdt(kt.DType[x.name]) for x in (solutions[name].problem.a, solutions[name].problem.b,
+                                                               solutions[name].problem.d))
+        algo = kiln.algo_by_name(name)
+        shrink = 2.0 ** -4 if d_t == torch.float16 else 1.0  # scales up to 2^12 overflow f16's 65504
+        a, b = kt.randn_fp8((m, k), a_t), kt.randn_fp8((n, k), b_t)
+        for recipe in recipes:
+            sa, sb = k_scales(recipe, len(ends), m, n, k)
+            run_k(a, b, ends, sa=sa * shrink, sb=sb * shrink, out_dtype=d_t, algo=algo, what=f"{name} {recipe}")
+        x, w = kt.randn_fp8((len(idx_list), k), a_t), kt.randn_fp8((len(counts), n, k), b_t)
+        sa, sb = scales("block" if kind == KINDS[1] else "row", False, len(counts), len(idx_list), n, k)
+        run_m_indices(x, w, idx, sa=sa * shrink, sb=sb * shrink, out_dtype=d_t, algo=algo, what=name)
+
+
+# ---- m_indices: DeepGEMM's per-row expert index (-1: padding), made into end rows on the device ----
+
+def m_layout(counts, align=GROUP, stray=None):
+    """(per-row expert index, end rows) of DeepGEMM's contiguous layout: expert g's counts[g] rows, each run padded
+    with -1 rows to a multiple of `align`; `stray` (an index >= G) replaces the first padding row."""
+    idx, ends = [], []
+    for g, c in enumerate(counts):
+        idx += [g] * c
+        ends.append(len(idx) if c else (ends[-1] if ends else 0))
+        idx += [-1] * (-c % align)
+    if stray is not None:
+        idx[idx.index(-1)] = stray
+    return idx, ends
+
+
+def run_m_indices(x, w, idx, *, sa, sb, bias=None, out_dtype=None, algo=None, what=""):
+    """grouped_mm with m_indices into a poisoned output: the real rows (0 <= index < G) against the reference, the
+    rows past the last expert's run not written. Returns the output."""
+    out = kt.poison_(torch.empty((x.shape[0], w.shape[1]), dtype=out_dtype or torch.bfloat16, device="cuda"))
+    res = kiln.grouped_mm(x, w, m_indices=idx, scale_a=sa, scale_b=sb, bias=bias, out=out, algo=algo)
+    assert res is out
+    torch.cuda.synchronize()
+    if algo is not None:
+        kt.EXERCISED.add(algo.name)
+    ref = kiln.grouped_reference(x, w, m_indices=idx, scale_a=sa, scale_b=sb, bias=bias)
+    real = (idx >= 0) & (idx < w.shape[0])
+    label = f"m_indices {what} algo={algo.name if algo is not None else 'auto'}"
+    assert not torch.isnan(ref[real]).any() and torch.isnan(ref[~real]).all()
+    kt.check(out[real], ref[real], kt.TOL_FP8, label)
+    rows = torch.arange(x.shape[0], device="cuda")
+    last = int(rows[real].max()) + 1 if real.any() else 0
+    assert not torch.isfinite(out[last:].float()).any(), f"{label}: rows after the last expert's run were written"
+    return out
+
+
+@pytest.mark.parametrize("recipe", ["tensor", "row", "block"])
+def test_m_indices(recipe):
+    """Runs padded to 128 with -1 rows, an expert without rows, an index >= G in a padding row; the real rows match
+    the reference and, bit for bit, the offs= call of the same end rows."""
+    require(KINDS[1] if recipe == "block" else KINDS[0])
+    counts, n, k = [100, 0, 130, 37, 128], 256, 512
+    idx_list, ends = m_layout(counts, stray=len(counts) + 2)
+    g, rows = len(counts), len(idx_list)
+    x, w = fp8((rows, k)), fp8((g, n, k))
+    sa, sb = scales(recipe, False, g, rows, n, k)
+    idx = torch.tensor(idx_list, dtype=torch.int32).cuda()
+    bias = torch.randn(g, n, device="cuda")
+    out = run_m_indices(x, w, idx, sa=sa, sb=sb, bias=bias, what=recipe)
+    by_offs = kiln.grouped_mm(x, w, offs=torch.tensor(ends, dtype=torch.int32).cuda(), scale_a=sa, scale_b=sb,
+                              bias=bias)
+    torch.cuda.synchronize()
+    real = (idx >= 0) & (idx < g)
+    assert torch.equal(out[real], by_offs[real])
+
+
+def test_m_indices_in_cuda_graph():
+    """The end rows are made on the device: a captured call replays with new indices copied into the static index
+    tensor (another layout of the same rows), and matches an eager call on the real rows."""
+    require(KINDS[0])
+    g, n, k = 4, 256, 256
+    layouts = [m_layout([100, 0, 130, 37])[0], m_layout([0, 200, 20, 40])[0]]
+    assert len(layouts[0]) == len(layouts[1])
+    rows = len(layouts[0])
+    x, w = fp8((rows, k)), fp8((g, n, k))
+    sa, sb = scales("row", False, g, rows, n, k)
+    idx = torch.tensor(layouts[0], dtype=torch.int32).cuda()
+    out = torch.empty((rows, n), dtype=torch.bfloat16, device="cuda")
+
+    def call():
+        return kiln.grouped_mm(x, w, m_indices=idx, scale_a=sa, scale_b=sb, out=out)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    for layout in layouts[::-1] + layouts:
+        idx.copy_(torch.tensor(layout, dtype=torch.int32))
+        kt.poison_(out)
+        graph.replay()
+        torch.cuda.synchronize()
+        real = (idx >= 0) & (idx < g)
+        ref = kiln.grouped_reference(x, w, m_indices=idx, scale_a=sa, scale_b=sb)
+        kt.check(out[real], ref[real], kt.TOL_FP8, f"graph replay, layout {layouts.index(layout)}")
+        eager = kiln.grouped_mm(x, w, m_indices=idx, scale_a=sa, scale_b=sb)
+        torch.cuda.synchronize()
+        assert torch.equal(out[real], eager[real])
+
+
+def test_bad_k_grouped_and_m_indices_calls():
+    require(KINDS[0])
+    one = torch.ones(1, device="cuda")
+    a, b = fp8((96, 512)), fp8((200, 512))
+    offs = torch.tensor([256, 512], dtype=torch.int32).cuda()
+    x, w = fp8((64, 128)), fp8((2, 64, 128))
+    idx = torch.zeros(64, dtype=torch.int32).cuda()
+    with pytest.raises(ValueError, match="exactly one of offs"):
+        kiln.grouped_mm(x, w, offs=offs, m_indices=idx, scale_a=one, scale_b=one)
+    with pytest.raises(TypeError, match="m_indices must be an int32 tensor of 64 elements"):
+        kiln.grouped_mm(x, w, m_indices=idx.long(), scale_a=one, scale_b=one)
+    with pytest.raises(TypeError, match="m_indices must be an int32 tensor of 64 elements"):
+        kiln.grouped_mm(x, w, m_indices=idx[:32], scale_a=one, scale_b=one)
+    with pytest.raises(ValueError, match="m_indices is on cpu"):
+        kiln.grouped_mm(x, w, m_indices=idx.cpu(), scale_a=one, scale_b=one)
+    with pytest.raises(TypeError, match="offs of a k-grouped call must be a 1-D int32 tensor"):
+        kiln.grouped_mm(a, b, offs=offs.long(), scale_a=one, scale_b=one)
+    with pytest.raises(ValueError, match="a k-grouped A"):
+        kiln.grouped_mm(fp8((2, 96, 512)), b, offs=offs, scale_a=one, scale_b=one)
+    with pytest.raises(ValueError, match="a k-grouped B"):
+        kiln.grouped_mm(a, fp8((200, 256)), offs=offs, scale_a=one, scale_b=one)
+    with pytest.raises(ValueError, match="block scales are block on both sides"):
+        kiln.grouped_mm(a, b, offs=offs, scale_a=span((4, 96)).t(), scale_b=span((2, 200)))
+    with pytest.raises(ValueError, match="a k-grouped scale_b"):
+        kiln.grouped_mm(a, b, offs=offs, scale_a=one, scale_b=span((2, 201)))
+    with pytest.raises(ValueError, match="out must be"):
+        kiln.grouped_mm(a, b, offs=offs, scale_a=one, scale_b=one, out=torch.empty((2, 200, 96), device="cuda"))
+    with pytest.raises(kiln.KilnError, match="k-grouped groups of D would overlap"):
+        kiln.grouped_mm(a, b, offs=offs, scale_a=one, scale_b=one,
+                        out=torch.empty((2, 96, 200), device="cuda", dtype=torch.bfloat16)
+                        .as_strided((2, 96, 200), (96 * 200 - 200, 200, 1)))  # the groups' rows overlap

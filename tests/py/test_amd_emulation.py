@@ -13,7 +13,13 @@ Grouped (MoE) kernels (emulate.cpp, MODE and INDEX arguments) run their own prob
 (a bound on the walk's tiles, so workgroups past the last group start and must leave): contiguous groups with an empty
 group, a 1-row group, groups that are not whole tiles, a decreasing offset (an empty group) and rows after the last
 end; masked groups with counts 0, partial, above M and negative; tensor or per-row/column scales with a bias row per
-group, block scales both ways round. D starts as NaN and every row outside the groups must still be NaN.
+group, block scales both ways round. D starts as NaN and every row outside the groups must still be NaN. k-grouped
+problems (MODE 3, the MoE weight gradient: A [M, K] and B [N, K] one matrix each, D [GROUPS, M, N]) run on their
+exact grid (GROUPS * tiles_m * tiles_n) with K ends that make empty groups (0, negative, a decrease, K again), a
+128-column group, ends off the 128 grid (rounded down, the reference too), an end past K and a last group ending at a
+K that is no multiple of 128, and K = 0; per-group row/column scales [GROUPS, M] and [GROUPS, N] with a bias row per
+group, tensor scales, and block scales over all of K (group strides 0) with B's blocks 128 and 1 wide. Every element of
+every D[g] is checked: an empty group's D[g] is act(bias), or 0, never NaN.
 
 CI emulates every params.yaml variant, every block-scaled and grouped solution (of its file's first output type) and
 the first and fallback solution of every other AMD solution file; KILN_EMU_ALL=1 emulates every AMD kernel."""
@@ -64,9 +70,23 @@ def grouped_shapes(sol) -> list:
     counts = [0, 5, masked_m + 40, mt0 + 1, -3]  # empty, partial, above M (M rows), a tile and 1, negative (empty)
     n, k = (259, 2 * du + 77) if sol.problem.spec.block_scales else (mt1 + 19, 3 * du + 26)
     # block scales: the seed's bits 4, 2, 8 pick 1-column B scales, K-major scale_a, K-major scale_b (emulate.cpp)
-    return [(t, n, k, 5, 2, 1, 8, 1, *ends), (t, n, k, 5, 0, 0, 6, 1, *ends),
-            (2 * mt0 + 5, mt1, du, 2, 3, 1, 7, 1, 17, 2 * mt0 + 55),  # the last end past M: clamped to M
-            (masked_m, n, k, 5, 0, 1, 2, 2, *counts), (masked_m, n, k, 5, 1, 0, 13, 2, *counts)]
+    out = [(t, n, k, 5, 2, 1, 8, 1, *ends), (t, n, k, 5, 0, 0, 6, 1, *ends),
+           (2 * mt0 + 5, mt1, du, 2, 3, 1, 7, 1, 17, 2 * mt0 + 55),  # the last end past M: clamped to M
+           (masked_m, n, k, 5, 0, 1, 2, 2, *counts), (masked_m, n, k, 5, 1, 0, 13, 2, *counts)]
+    # k-grouped (MODE 3, the weight gradient): K ends over A [M, K] and B [N, K], D [5, M, N]; ends other than K are
+    # rounded down to a multiple of 128. K = 3 * 128 + 77: the last group ends at K, off the 128 grid.
+    kk = 3 * 128 + 77
+    # empty, 128, an end off the grid (384 + 17 -> 384: 256 columns), a decrease (300 -> 256: empty), 77 to K
+    k_ends = [0, 128, 384 + 17, 300, kk]
+    # negative (empty), 218 -> 128, 128 again (empty), past K (-> K: 333 columns), K again (empty)
+    k_ends2 = [-3, 128 + 90, 128, kk + 40, kk]
+    km = mt0 + 5  # a partial second tile row
+    # per-row/column scales per group and a bias row per group (block: B's scales 128x128, K-major), then tensor
+    # scales and no bias (block: B's scales 1x128, K-major scale_a); K = 0: every group empty, D = act(bias), A and B
+    # NULL
+    out += [(km, n, kk, 5, 2, 1, 9, 3, *k_ends), (km, n, kk, 5, 0, 0, 6, 3, *k_ends2),
+            (5, 7, 0, 3, 1, 1, 3, 3, 0, 128, 5)]
+    return out
 
 
 def shapes(name: str) -> list:
@@ -122,11 +142,15 @@ def runtime_objects(out: Path) -> list:
 
 
 @pytest.fixture(scope="module")
-def emulated(tmp_path_factory):
+def emulated(request, tmp_path_factory):
+    # the kernels of the tests this session runs (-k "BG_ or BQG_" picks the grouped ones)
+    mine = [getattr(item, "callspec", None) for item in request.session.items
+            if getattr(item, "module", None) is request.module]
+    names = sorted({c.params["name"] for c in mine if c is not None and "name" in c.params})
     out = tmp_path_factory.mktemp("emu")
     objects = runtime_objects(out)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        futures = {name: pool.submit(build_and_run, name, objects, out) for name in KERNELS}
+        futures = {name: pool.submit(build_and_run, name, objects, out) for name in names}
         return {name: f.result() for name, f in futures.items()}
 
 

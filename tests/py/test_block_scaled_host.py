@@ -297,6 +297,8 @@ def test_bench_moe_dry_run_and_self_check():
         assert r.returncode == 0, f"{flag}: {r.stdout}\n{r.stderr}"
     assert "18 shapes" in subprocess.run([sys.executable, str(bench), "--dry-run", "--parts", "block"],
                                          capture_output=True, text=True, timeout=120).stdout
-    # + the grouped parts: 4 contiguous, 6 masked, 2 small-experts workloads, with DeepGEMM's published figures
+    # + the grouped parts: 4 contiguous, 6 masked, 2 small-experts, 4 k-grouped workloads, with DeepGEMM's published
+    # figures
     out = subprocess.run([sys.executable, str(bench), "--dry-run"], capture_output=True, text=True, timeout=120).stdout
-    assert "30 shapes" in out and "grouped contiguous 4x8192x4096x7168" in out and "1297 TFLOP/s" in out
+    assert "34 shapes" in out and "grouped contiguous 4x8192x4096x7168" in out and "1297 TFLOP/s" in out
+    assert "k-grouped 8x4096x7168x32768" in out

@@ -1,6 +1,8 @@
 """The grouped GEMMs' tile walk (device/kiln_schedule.h, Schedule::of_group_index / group_has), compiled for the CPU
 and run over random group sizes, tiles and persistent grid sizes (tests/emu/group_walk.cpp): every tile of every
-group visited exactly once, with its rows, batch and B matrix, and nothing outside the groups."""
+group visited exactly once, with its rows, batch and B matrix, and nothing outside the groups. k-grouped problems
+(GROUP_K): random K ends (empty, decreasing, negative, off the 128 grid, past K, a last end at K) over DepthU
+16 .. 128, every (group, tile) once with the group's K tiles, A's batch and B's matrix 0 and D's batch the group."""
 from __future__ import annotations
 
 import shutil

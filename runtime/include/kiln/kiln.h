@@ -66,6 +66,8 @@ typedef enum kiln_layout {
 
 /* K elements per block-scale group (KILN_SCALE_BLOCK). */
 #define KILN_SCALE_GROUP 128
+/* k-grouped problems (KILN_GROUP_K): every group's end but the last is a multiple of this. */
+#define KILN_K_GROUP_ALIGN 128
 
 typedef enum kiln_scale_mode {
     KILN_SCALE_NONE = 0,
@@ -80,7 +82,8 @@ typedef enum kiln_group_mode {
     KILN_GROUP_NONE = 0,
     KILN_GROUP_CONTIGUOUS = 1, /* the groups' rows of A and D back to back; group_index[g] = end row of group g */
     KILN_GROUP_MASKED = 2,     /* one m-row batch of A and D per group; group_index[g] = its valid rows */
-    KILN_GROUP_COUNT = 3
+    KILN_GROUP_K = 3,          /* groups along K (weight gradient): group_index[g] = end column of group g */
+    KILN_GROUP_COUNT = 4
 } kiln_group_mode;
 
 typedef enum kiln_activation {
@@ -127,12 +130,22 @@ typedef struct kiln_problem {
      *   KILN_GROUP_MASKED: A [groups][m][k] and D [groups][m][n] (stride_a, stride_d between groups; m = the rows
      *     per group allocated); group g is rows [0, group_index[g]) of its batch, the count clamped into [0, m]
      *     (a count above m computes m rows). Rows past the count are not written.
+     *   KILN_GROUP_K (the weight gradient of an MoE layer): A [m][k] and B [n][k] are one matrix each whose K columns
+     *     are the groups' back to back (k = the groups' total), D [groups][m][n] (stride_d between groups; stride_b
+     *     is not used): D[g] = A[:, cols of g] B[:, cols of g]^T. Group g is columns [end(g - 1), end(g)) with
+     *     end(g) = group_index[g] clamped into [end(g - 1), k] and, unless it is k, rounded down to a multiple of
+     *     KILN_K_GROUP_ALIGN (128): every end but the last must be a multiple of 128 (DeepGEMM's rule; a K tile
+     *     lies in one group). An empty group's D[g] is act(bias). Vector scales are per group: scale_a[g][m],
+     *     scale_b[g][n]; block scales index K's groups of 128 over all of k (scale_a(m, kg), scale_b(n, kg) as for
+     *     a dense problem, the group strides not used), 1x128 (scale_b_block_n 1, the weight-gradient recipe) or
+     *     128x128.
      * Scales: tensor scales are shared; KILN_SCALE_VECTOR scale_a is per row of A (masked: scale_a[g][m] with groups
      * scale_a_stride_g apart), scale_b per column of each group's B (scale_b_stride_g apart); block scales index rows
      * as above and B's blocks per group (scale_b_stride_g apart; masked scale_a scale_a_stride_g apart). bias[g][n]:
      * bias_stride_g apart (0: one bias for every group). A stride_g of -1 (kiln_problem_init's) is "packed": vector
      * scale_a m, scale_b n; block scale_a m * ceil(k / 128), scale_b ceil(n / scale_b_block_n) * ceil(k / 128); bias n.
-     * Selection sizes a grouped problem by its rows per group: m / groups (contiguous) or m (masked). */
+     * Selection sizes a grouped problem by its rows per group: m / groups (contiguous) or m (masked); k-grouped
+     * ones by m, n and k / groups. */
     kiln_group_mode group_mode;
     int64_t groups;
     int64_t scale_a_stride_g, scale_b_stride_g, bias_stride_g;

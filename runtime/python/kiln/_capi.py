@@ -62,6 +62,7 @@ class GroupMode(enum.IntEnum):
     NONE = 0
     CONTIGUOUS = 1  # the groups' rows back to back; group_index = end rows (torch's offs)
     MASKED = 2      # one padded batch per group; group_index = valid rows (masked_m)
+    K = 3           # groups along K (weight gradient); group_index = end columns; D [G, M, N]
 
 
 class Activation(enum.IntEnum):
