@@ -221,7 +221,7 @@ GOALS = {"contiguous": "vs DeepGEMM >= 1.0, vs torch grouped >= 1.3", "masked": 
 
 
 def lines(s: dict, part: str, num) -> list:
-    keys = [k for k in s if k.startswith(part) and not k.endswith(("_failed", "_torch_grouped"))]
+    keys = [k for k in s if k.startswith(part) and k not in (f"{part}_failed", f"{part}_torch_grouped")]
     out = [f"{part}: " + ", ".join(f"{k} {num(s[k])}" for k in keys) + f" (goal: {GOALS[part]})",
            f"{part}: torch._scaled_grouped_mm: {s.get(part + '_torch_grouped')}"]
     out += [f"FAILED {f}" for f in s.get(f"{part}_failed", [])]

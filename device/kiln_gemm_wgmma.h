@@ -166,7 +166,7 @@ template <class C> struct WgmmaGemm {
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
                 if (C::BLOCK_SCALES && P.scale_tma) {  // the stage's scales come with it
                     sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE + P.scale_tma_bytes);
-                    load_scales(P, T, Sched::k_tile(T, i), stage_scales(smem, stage), &full[stage]);
+                    load_scales(P, T, Sched::k_tile(T, i), stage_scales(smem, stage), &full[stage], ab, bm);
                 } else {
                     sm90::mbar_arrive_expect_tx(&full[stage], A_STAGE + B_STAGE);
                 }
@@ -191,8 +191,9 @@ template <class C> struct WgmmaGemm {
     // B's of its column blocks (or 1x128's columns) from SA_FLOATS on. A box's first coordinate must fall on 16 bytes
     // (4 floats), so boxes start at the multiple of 4 at or below the one wanted, and scale_at says where the wanted
     // values landed.
-    KILN_DEVICE static void load_scales(const kiln_tma_params &P, const Tile &T, int kt, float *ss, uint64_t *bar) {
-        const int ab = Sched::template a_batch<C::GROUPED>(P.p, T), bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
+    // ab, bm: A's batch and B's matrix of the tile (Schedule::a_batch, b_matrix).
+    KILN_DEVICE static void load_scales(const kiln_tma_params &P, const Tile &T, int kt, float *ss, uint64_t *bar,
+                                        int ab, int bm) {
         sm90::tma_load_3d(ss, &P.sa, bar, T.m0 & ~3, kt, ab);
         if (P.scale_tma & KILN_SCALE_TMA_B_K)
             sm90::tma_load_3d(ss + SA_FLOATS, &P.sb, bar, kt & ~3, T.n0 >> 7, bm);
