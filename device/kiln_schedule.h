@@ -115,22 +115,16 @@ template <class C> struct Schedule {
 
     // ---- grouped GEMMs ----
     KILN_DEVICE static int group_tiles(const kiln_gemm_params &p, const GroupCursor &c) {
-        if (p.group_mode == GROUP_K) return p.tiles_m * p.tiles_n;
         return (c.end - c.start + C::MT0 - 1) / C::MT0 * p.tiles_n;
     }
 
-    // Group c.g's rows (k-grouped: its K columns): contiguous ends held non-decreasing and within A (a decreasing
-    // offset makes an empty group); masked counts clamped to [0, m]; k-grouped ends as contiguous ones within K,
-    // rounded down to a multiple of K_GROUP_ALIGN unless they reach K.
+    // Group c.g's rows: contiguous ends held non-decreasing and within A (a decreasing offset makes an empty group);
+    // masked counts clamped to [0, m].
     KILN_DEVICE static void load_group(const kiln_gemm_params &p, GroupCursor &c) {
         const int v = p.group_index[c.g];
         if (p.group_mode == GROUP_CONTIGUOUS) {
             c.start = c.end;
             c.end = v < c.start ? c.start : v > p.m ? p.m : v;
-        } else if (p.group_mode == GROUP_K) {
-            c.start = c.end;
-            const int e = v >= p.k ? p.k : v & ~(K_GROUP_ALIGN - 1);
-            c.end = e < c.start ? c.start : e;
         } else {
             c.start = 0;
             c.end = v < 0 ? 0 : v > p.m ? p.m : v;
@@ -140,6 +134,7 @@ template <class C> struct Schedule {
     // Tile t of the grouped walk into w, moving the cursor forward (calls with t below the cursor's group are not
     // allowed); false when t is past the last group's tiles.
     KILN_DEVICE static bool of_group_index(const kiln_gemm_params &p, int t, GroupCursor &c, WorkTile &w) {
+        if (p.group_mode == GROUP_K) return of_k_group(p, t, c, w);
         if (c.g < 0) {
             c = GroupCursor{};
             c.g = 0;
@@ -150,25 +145,63 @@ template <class C> struct Schedule {
             if (++c.g >= p.groups) return false;
             load_group(p, c);
         }
-        w.split = 0;
-        w.group = c.g;
-        if (p.group_mode == GROUP_K) {
-            static_assert(K_GROUP_ALIGN % C::DU == 0, "k-grouped tiles: DepthU divides the groups' alignment");
-            tile_coords(p, t - c.base, w.tm, w.tn);
-            w.batch = c.g;  // D's batch; A and B are one matrix each (a_batch, b_matrix)
-            w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1;
-            w.m_end = p.m;
-            w.kt0 = c.start / C::DU;
-            w.iters = (c.end - c.start + C::DU - 1) / C::DU;
-            w.stagger = 0;
-            return true;
-        }
         tile_coords((c.end - c.start + C::MT0 - 1) / C::MT0, p.tiles_n, t - c.base, w.tm, w.tn);
         w.batch = p.group_mode == GROUP_CONTIGUOUS ? 0 : c.g;
+        w.split = 0;
         w.m0 = c.start + w.tm * C::MT0, w.n0 = w.tn * C::MT1;
-        w.m_end = c.end;
+        w.group = c.g, w.m_end = c.end;
         k_range(p, w, t);
         return true;
+    }
+
+    // Whether the grouped walk has a tile t (t >= the cursor's group base; the cursor is left where it is): at once
+    // inside the cursor's group, else by walking a copy over the next groups.
+    KILN_DEVICE static bool group_has(const kiln_gemm_params &p, int t, const GroupCursor &c) {
+        if (p.group_mode == GROUP_K) return (c.g >= 0 && t < c.base + p.tiles_m * p.tiles_n) || k_group_has(p, t, c);
+        if (c.g >= 0 && t < c.base + group_tiles(p, c)) return true;
+        GroupCursor n = c;
+        WorkTile w;
+        return of_group_index(p, t, n, w);
+    }
+
+    // k-grouped (GROUP_K): the cursor holds group c.g's K columns start .. end - 1; every group has tiles_m * tiles_n
+    // tiles. Ends as contiguous ones within K, rounded down to a multiple of K_GROUP_ALIGN unless they reach K.
+    // (Kept apart from the row-grouped walk, whose code it leaves as it was.)
+    KILN_DEVICE static void load_k_group(const kiln_gemm_params &p, GroupCursor &c) {
+        const int v = p.group_index[c.g];
+        c.start = c.end;
+        const int e = v >= p.k ? p.k : v & ~(K_GROUP_ALIGN - 1);
+        c.end = e < c.start ? c.start : e;
+    }
+
+    KILN_DEVICE static bool of_k_group(const kiln_gemm_params &p, int t, GroupCursor &c, WorkTile &w) {
+        static_assert(K_GROUP_ALIGN % C::DU == 0, "k-grouped tiles: DepthU divides the groups' alignment");
+        const int per_group = p.tiles_m * p.tiles_n;
+        if (c.g < 0) {
+            c = GroupCursor{};
+            c.g = 0;
+            load_k_group(p, c);
+        }
+        while (t >= c.base + per_group) {
+            c.base += per_group;
+            if (++c.g >= p.groups) return false;
+            load_k_group(p, c);
+        }
+        tile_coords(p, t - c.base, w.tm, w.tn);
+        w.batch = c.g;  // D's batch; A and B are one matrix each (a_batch, b_matrix)
+        w.split = 0;
+        w.m0 = w.tm * C::MT0, w.n0 = w.tn * C::MT1;
+        w.group = c.g, w.m_end = p.m;
+        w.kt0 = c.start / C::DU;
+        w.iters = (c.end - c.start + C::DU - 1) / C::DU;
+        w.stagger = 0;
+        return true;
+    }
+
+    KILN_DEVICE static bool k_group_has(const kiln_gemm_params &p, int t, const GroupCursor &c) {
+        GroupCursor n = c;
+        WorkTile w;
+        return of_k_group(p, t, n, w);
     }
 
     // A's batch and B's matrix of a tile: its batch and group, but k-grouped problems have one A and one B (the
@@ -180,15 +213,6 @@ template <class C> struct Schedule {
     template <bool GROUPED> KILN_DEVICE static int b_matrix(const kiln_gemm_params &p, const WorkTile &w) {
         if constexpr (GROUPED) return p.group_mode == GROUP_K ? 0 : w.group;
         return w.group;
-    }
-
-    // Whether the grouped walk has a tile t (t >= the cursor's group base; the cursor is left where it is): at once
-    // inside the cursor's group, else by walking a copy over the next groups.
-    KILN_DEVICE static bool group_has(const kiln_gemm_params &p, int t, const GroupCursor &c) {
-        if (c.g >= 0 && t < c.base + group_tiles(p, c)) return true;
-        GroupCursor n = c;
-        WorkTile w;
-        return of_group_index(p, t, n, w);
     }
 
     // The K tile loop step i reads; only for 0 <= i < w.iters.
