@@ -265,9 +265,20 @@ def grouped_gsu(sol):
         return f"{sol.gsu}: a grouped kernel walks whole (group, tile) pairs; split-K is not implemented for it (gsu 1)"
 
 
+K_GROUP_ALIGN = 128  # device/kiln_schedule.h: k-grouped ends are multiples of this (or K)
+
+
+def grouped_depth(sol):
+    """Grouped kernels also take k-grouped problems, whose groups end on multiples of 128 of K: a K-tile must not
+    straddle two groups, so DepthU divides 128 (kiln_schedule.h, of_k_group)."""
+    if sol.problem.spec.grouped and K_GROUP_ALIGN % sol.mt[2] != 0:
+        return (f"DepthU {sol.mt[2]}: a grouped kernel also runs k-grouped problems, whose groups end on multiples of "
+                f"{K_GROUP_ALIGN} of K; DepthU must divide {K_GROUP_ALIGN}")
+
+
 _AMD_RULES = (("wg", _workgroup_size("waves")), ("mt", _amd_tile(0, "rows")), ("mt", _amd_tile(1, "columns")),
               ("mt", _mma_depth), ("pgr", _amd_pgr), ("ldsb", _ldsb), ("tlds", _tlds), ("lbspp", _lbspp),
               ("occ", _occ))
 MFMA_RULES = ((("mi", _mfma_fp8_arch), ("mi", _mfma_mi), ("mi", _mfma_block_mi), ("mt", _mfma_block_depth),
-               ("gsu", grouped_gsu)) + _AMD_RULES)
+               ("gsu", grouped_gsu), ("mt", grouped_depth)) + _AMD_RULES)
 WMMA_RULES = (("mi", _wmma_mi),) + _AMD_RULES

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .rules import _bytes_of, _fmt, _operands, grouped_gsu
+from .rules import _bytes_of, _fmt, _operands, grouped_depth, grouped_gsu
 from .vocab import DTYPE_INFO, DType, Kind
 
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
@@ -257,4 +257,4 @@ def _block_pk(sol):
 
 
 RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
-         ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu))
+         ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu), ("mt", grouped_depth))
