@@ -126,7 +126,7 @@ static void overwrite(kiln_problem *p, uint8_t field, int64_t v)
     case 19: p->batch = v % 8; break;
     case 20: p->stride_a = p->stride_b = 0; break;
     case 21: /* grouped (MoE): a mode (or one out of range) and a group count around the valid ones */
-        p->group_mode = (kiln_group_mode)(int)(v % 4);
+        p->group_mode = (kiln_group_mode)(int)(v % (KILN_GROUP_COUNT + 1));
         p->groups = v % 9 - 1;
         break;
     case 22: p->scale_a = p->scale_b = KILN_SCALE_BLOCK; break; /* block scales on both: the only valid pairing */
