@@ -5,21 +5,27 @@
 #include <string.h>
 
 #include "bench_options.h"
+#include "bench_reference.h"
 
 #define MAX_ITERS 100000
+#define MAX_GROUPS 65536 /* every group's inputs are copies of one: more only multiplies host and device memory */
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: kiln_bench --a TYPE --b TYPE --d TYPE [--layout TN|NN] [--sizes MxNxK[xBATCH],...]\n"
             "                  [--sizes-file FILE] [--solutions all|top1|NAME,NAME...] [--warmup 5] [--iters 20]\n"
-            "                  [--samples 256] [--csv FILE] [--json FILE] [--device N] [--quiet] [--block-scales]\n"
-            "                  [--fast-accum]\n"
+            "                  [--samples 256] [--csv FILE] [--json FILE] [--device N] [--quiet]\n"
+            "                  [--block-scales | --row-scales] [--fast-accum] [--groups G [--group-mode MODE]]\n"
             "  TYPE: f32 f16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz (fp8 x fp8: scaled GEMM, TN; f16/bf16 x fp8: B\n"
             "        prepacked, TN; f16 x f16 / bf16 x bf16: GEMM). D: f32, f16 or bf16.\n"
             "  --block-scales: fp8 x fp8 with block scales (1x128 for A, 128x128 for B), all of one value each, in the\n"
             "        quantizers' layouts (16-byte strides)\n"
+            "  --row-scales: fp8 x fp8 with a scale per row of A and per column of B, all of one value each\n"
             "  --fast-accum: fp8 x fp8 that allows fast accumulation (kiln_problem.fast_accum = 1)\n"
+            "  --groups G: grouped fp8 x fp8 GEMM (TN) of G equal groups; MxNxK is one group's: M rows per group\n"
+            "        (contiguous: m = G*M; masked: M rows in each of G batches), N, and K (k-grouped: k = G*K)\n"
+            "  --group-mode contiguous|masked|k: how the groups are laid out (default contiguous)\n"
             "  default sizes: 1024x1024x1024,4096x4096x4096,8192x8192x8192\n"
             "  exit status: 0 all passed, 1 a candidate failed, 2 usage or setup error\n");
 }
@@ -142,6 +148,61 @@ static int add_size_file(struct options *o, const char *path)
     return 0;
 }
 
+const char *group_mode_name(kiln_group_mode mode)
+{
+    switch (mode) {
+    case KILN_GROUP_CONTIGUOUS:
+        return "contiguous";
+    case KILN_GROUP_MASKED:
+        return "masked";
+    case KILN_GROUP_K:
+        return "k";
+    default:
+        return "none";
+    }
+}
+
+/* The options that do not go together, and sizes a grouped problem cannot have. */
+static int check_combination(struct options *o)
+{
+    int fp8 = is_fp8(o->a) && is_fp8(o->b);
+    if (o->block_scales && o->row_scales)
+        return die("--block-scales and --row-scales exclude each other");
+    if ((o->block_scales || o->row_scales) && !fp8)
+        return die("%s: fp8 x fp8 only (got %s x %s)", o->block_scales ? "--block-scales" : "--row-scales",
+                   kiln_dtype_name(o->a), kiln_dtype_name(o->b));
+    if (!o->groups) {
+        if (o->group_mode != KILN_GROUP_NONE)
+            return die("--group-mode needs --groups");
+        return 0;
+    }
+    if (o->group_mode == KILN_GROUP_NONE)
+        o->group_mode = KILN_GROUP_CONTIGUOUS;
+    if (!fp8)
+        return die("--groups: grouped GEMMs are fp8 x fp8 (got %s x %s)", kiln_dtype_name(o->a),
+                   kiln_dtype_name(o->b));
+    if (o->layout != KILN_LAYOUT_TN)
+        return die("--groups: grouped GEMMs run in the TN layout only");
+    for (int i = 0; i < o->nsizes; i++) {
+        const struct size4 *s = &o->sizes[i];
+        if (s->batch != 1)
+            return die("--groups: size %lldx%lldx%lldx%lld has a BATCH; the groups take its place (give MxNxK)",
+                       (long long)s->m, (long long)s->n, (long long)s->k, (long long)s->batch);
+        if (o->group_mode == KILN_GROUP_CONTIGUOUS && s->m * o->groups > INT32_MAX)
+            return die("--groups %d: size %lldx%lldx%lld makes %lld rows (G*M), more than 2^31 - 1", o->groups,
+                       (long long)s->m, (long long)s->n, (long long)s->k, (long long)(s->m * o->groups));
+        if (o->group_mode == KILN_GROUP_K && s->k * o->groups > INT32_MAX)
+            return die("--groups %d --group-mode k: size %lldx%lldx%lld makes k = G*K = %lld, more than 2^31 - 1",
+                       o->groups, (long long)s->m, (long long)s->n, (long long)s->k, (long long)(s->k * o->groups));
+        /* k-grouped ends but the last are multiples of 128 (KILN_K_GROUP_ALIGN): equal groups need K one */
+        if (o->group_mode == KILN_GROUP_K && o->groups > 1 && s->k % KILN_K_GROUP_ALIGN)
+            return die("--group-mode k: K per group must be a multiple of %d with more than one group (every group's "
+                       "end but the last is), got %lldx%lldx%lld",
+                       KILN_K_GROUP_ALIGN, (long long)s->m, (long long)s->n, (long long)s->k);
+    }
+    return 0;
+}
+
 int parse_args(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -160,6 +221,10 @@ int parse_args(int argc, char **argv, struct options *o)
         }
         if (!strcmp(arg, "--block-scales")) {
             o->block_scales = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--row-scales")) {
+            o->row_scales = 1;
             continue;
         }
         if (!strcmp(arg, "--fast-accum")) {
@@ -221,6 +286,18 @@ int parse_args(int argc, char **argv, struct options *o)
         } else if (!strcmp(arg, "--device")) {
             if (!parse_int(val, 0, 1 << 16, &o->device))
                 return die("--device: want a device ordinal, got '%s'", val);
+        } else if (!strcmp(arg, "--groups")) {
+            if (!parse_int(val, 1, MAX_GROUPS, &o->groups))
+                return die("--groups: want 1..%d, got '%s'", MAX_GROUPS, val);
+        } else if (!strcmp(arg, "--group-mode")) {
+            if (!strcmp(val, "contiguous"))
+                o->group_mode = KILN_GROUP_CONTIGUOUS;
+            else if (!strcmp(val, "masked"))
+                o->group_mode = KILN_GROUP_MASKED;
+            else if (!strcmp(val, "k"))
+                o->group_mode = KILN_GROUP_K;
+            else
+                return die("--group-mode: want contiguous, masked or k, got '%s'", val);
         } else if (!strcmp(arg, "--csv")) {
             o->csv_path = val;
         } else if (!strcmp(arg, "--json")) {
@@ -237,7 +314,7 @@ int parse_args(int argc, char **argv, struct options *o)
     }
     if (!o->nsizes && add_size_list(o, "1024x1024x1024,4096x4096x4096,8192x8192x8192"))
         return 2;
-    return 0;
+    return check_combination(o);
 }
 
 void options_free(struct options *o)

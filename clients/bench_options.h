@@ -13,6 +13,7 @@
 #define PRINTF_LIKE(fmt, first)
 #endif
 
+/* A size as given: m, n, k of one batch, or of one group of a grouped problem (rows, n and k per group). */
 struct size4 {
     int64_t m, n, k, batch;
 };
@@ -31,6 +32,9 @@ struct options {
     int nnames;
     int warmup, iters, samples, device, quiet;
     int block_scales; /* fp8 x fp8 with KILN_SCALE_BLOCK scales (every scale 0.5 for A, 2 for B) */
+    int row_scales;   /* fp8 x fp8 with KILN_SCALE_VECTOR scales (every scale 0.5 for A, 2 for B) */
+    int groups;       /* grouped GEMM: groups of equal size (--groups); 0: not grouped */
+    kiln_group_mode group_mode; /* KILN_GROUP_NONE without --groups */
     int fast_accum;   /* kiln_problem.fast_accum = 1 (fp8 sums may stay in wgmma's accumulator) */
     const char *csv_path, *json_path;
 };
@@ -39,6 +43,9 @@ struct options {
  * the usage and exits 0. options_free releases what it allocated. */
 int parse_args(int argc, char **argv, struct options *o);
 void options_free(struct options *o);
+
+/* The --group-mode name of a mode ("none" without groups). */
+const char *group_mode_name(kiln_group_mode mode);
 
 /* "kiln_bench: <message>" on stderr; returns 2 (the usage / setup error status). */
 PRINTF_LIKE(1, 2) int die(const char *fmt, ...);

@@ -57,6 +57,18 @@ void fill_random(kiln_dtype t, const double *lut, void *out, size_t count, uint6
     }
 }
 
+void fill_copies(kiln_dtype t, const double *lut, void *out, size_t rows, size_t len, size_t copies,
+                 uint64_t *state)
+{
+    size_t run = len * dtype_bytes(t);
+    for (size_t r = 0; r < rows; r++) {
+        uint8_t *first = (uint8_t *)out + r * copies * run;
+        fill_random(t, lut, first, len, state);
+        for (size_t c = 1; c < copies; c++)
+            memcpy(first + c * run, first, run);
+    }
+}
+
 static double element(const void *base, size_t index, size_t bytes, const double *lut)
 {
     if (bytes == 1)
@@ -80,16 +92,16 @@ void reference_samples(const struct host_inputs *in, int64_t stride_d, int64_t l
             col = (int64_t)below(state, (uint64_t)s.n);
         }
         smp->index[i] = bb * stride_d + row * ldd + col;
-        size_t a0 = (size_t)(bb * s.m * s.k + row * s.k), b0 = (size_t)(bb * s.n * s.k);
+        size_t a0 = (size_t)(bb * in->stride_a + row * in->lda), b0 = (size_t)(bb * in->stride_b);
         double acc = 0;
         if (in->layout == KILN_LAYOUT_TN)
             for (int64_t kk = 0; kk < s.k; kk++)
                 acc += element(in->a, a0 + (size_t)kk, in->ea, in->lut_a) *
-                       element(in->b, b0 + (size_t)(col * s.k + kk), in->eb, in->lut_b);
+                       element(in->b, b0 + (size_t)(col * in->ldb + kk), in->eb, in->lut_b);
         else
             for (int64_t kk = 0; kk < s.k; kk++)
                 acc += element(in->a, a0 + (size_t)kk, in->ea, in->lut_a) *
-                       element(in->b, b0 + (size_t)(kk * s.n + col), in->eb, in->lut_b);
+                       element(in->b, b0 + (size_t)(kk * in->ldb + col), in->eb, in->lut_b);
         smp->ref[i] = acc * scale;
     }
 }

@@ -26,13 +26,22 @@ uint64_t below(uint64_t *state, uint64_t n);
  * uniform over those codes; f16/bf16: uniform in [-1, 1), rounded. */
 void fill_random(kiln_dtype t, const double *lut, void *out, size_t count, uint64_t *state);
 
-/* One size's inputs on the host: A [batch][m][k]; B unpacked, [batch][n][k] (TN) or [batch][k][n] (NN). */
+/* fill_random into `copies` equal copies: each of `rows` runs of `len` elements is drawn once and repeated
+ * `copies` times back to back (rows * copies * len elements in all). Grouped problems make every group's operands
+ * the same this way, so that one group's reference holds for all; rows 1, copies 1 is fill_random. */
+void fill_copies(kiln_dtype t, const double *lut, void *out, size_t rows, size_t len, size_t copies,
+                 uint64_t *state);
+
+/* One size's inputs on the host: A [batch][m][k]; B unpacked, [batch][n][k] (TN) or [batch][k][n] (NN), with the
+ * strides in elements: lda between A's rows, ldb between B's (TN: its columns), stride_a and stride_b between
+ * batches (0: every batch, e.g. every group of a grouped problem, reads the same matrix). */
 struct host_inputs {
     struct size4 s;
     kiln_layout layout;
     const uint8_t *a, *b;
     size_t ea, eb;               /* element bytes */
     const double *lut_a, *lut_b; /* make_lut of their types */
+    int64_t lda, ldb, stride_a, stride_b;
 };
 
 /* Sampled output positions and their reference values. */
@@ -42,8 +51,8 @@ struct samples {
     int count;
 };
 
-/* The reference scale * sum_k A[b][i][k] B(k, j) at smp->count positions of D (strides of D in elements): every
- * position in order when `all`, else drawn from state. */
+/* The reference scale * sum_k A[b][i][k] B(k, j) at smp->count positions of D (strides of D in elements; for a
+ * grouped problem b is the group): every position in order when `all`, else drawn from state. */
 void reference_samples(const struct host_inputs *in, int64_t stride_d, int64_t ldd, double scale, int all,
                        uint64_t *state, struct samples *smp);
 

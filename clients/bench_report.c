@@ -72,14 +72,14 @@ void print_row(const struct row *r)
 
 void csv_header(FILE *f)
 {
-    fprintf(f, "m,n,k,batch,a,b,d,layout,rank,name,ms,min_ms,tflops,rel_err,pass,status\n");
+    fprintf(f, "m,n,k,batch,groups,group_mode,a,b,d,layout,rank,name,ms,min_ms,tflops,rel_err,pass,status\n");
 }
 
 void csv_row(FILE *f, const struct options *o, const struct row *r)
 {
-    fprintf(f, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%d,%s,", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k,
-            (long long)r->s.batch, kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d),
-            layout_name(o->layout), r->rank, r->name);
+    fprintf(f, "%lld,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%d,%s,", (long long)r->s.m, (long long)r->s.n,
+            (long long)r->s.k, (long long)r->s.batch, o->groups, group_mode_name(o->group_mode), kiln_dtype_name(o->a),
+            kiln_dtype_name(o->b), kiln_dtype_name(o->d), layout_name(o->layout), r->rank, r->name);
     if (r->timed)
         fprintf(f, "%.6f,%.6f,%.3f,", r->ms, r->min_ms, r->tflops);
     else
@@ -134,22 +134,25 @@ int write_json(FILE *f, const struct options *o, const char *device, const char 
     fprintf(f, ",\n  \"problem\": {\"a\": \"%s\", \"b\": \"%s\", \"d\": \"%s\", \"layout\": \"%s\", ",
             kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d), layout_name(o->layout));
     if (is_fp8(o->a) && is_fp8(o->b))
-        fputs("\"scale_a\": 0.5, \"scale_b\": 2.0, ", f);
+        fprintf(f, "\"scales\": \"%s\", \"scale_a\": 0.5, \"scale_b\": 2.0, ",
+                o->block_scales ? "block" : o->row_scales ? "row" : "tensor");
     else if (is_fp8(o->b))
         fputs("\"scale_b\": 2.0, ", f);
     else
         fputs("\"alpha\": 1.0, \"beta\": 0.0, ", f);
+    fprintf(f, "\"groups\": %d, \"group_mode\": \"%s\", ", o->groups, group_mode_name(o->group_mode));
     fprintf(f, "\"solutions\": \"%s\", \"warmup\": %d, \"iters\": %d, \"samples\": %d},\n  \"rows\": [",
             o->solutions == SOL_ALL ? "all" : o->solutions == SOL_TOP1 ? "top1" : "list", o->warmup, o->iters,
             o->samples);
     for (int i = 0; i < rows->n; i++) {
         const struct row *r = &rows->v[i];
         fprintf(f,
-                "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"a\": \"%s\", \"b\": \"%s\", "
-                "\"d\": \"%s\", \"layout\": \"%s\", \"rank\": %d, \"name\": ",
+                "%s\n    {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"batch\": %lld, \"groups\": %d, "
+                "\"group_mode\": \"%s\", \"a\": \"%s\", \"b\": \"%s\", \"d\": \"%s\", \"layout\": \"%s\", "
+                "\"rank\": %d, \"name\": ",
                 i ? "," : "", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k, (long long)r->s.batch,
-                kiln_dtype_name(o->a), kiln_dtype_name(o->b), kiln_dtype_name(o->d), layout_name(o->layout),
-                r->rank);
+                o->groups, group_mode_name(o->group_mode), kiln_dtype_name(o->a), kiln_dtype_name(o->b),
+                kiln_dtype_name(o->d), layout_name(o->layout), r->rank);
         json_string(f, r->name);
         fputs(", \"ms\": ", f);
         json_number(f, r->timed, r->ms, 0, 6);

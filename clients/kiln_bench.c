@@ -3,7 +3,8 @@
  *
  *   kiln_bench --a e4m3 --b e4m3 --d bf16 [--layout TN|NN] [--sizes MxNxK[xBATCH],...] [--sizes-file FILE]
  *              [--solutions all|top1|NAME,NAME...] [--warmup 5] [--iters 20] [--samples 256]
- *              [--csv FILE] [--json FILE] [--device N] [--quiet]
+ *              [--csv FILE] [--json FILE] [--device N] [--quiet] [--block-scales | --row-scales] [--fast-accum]
+ *              [--groups G [--group-mode contiguous|masked|k]]
  *
  * For each size it asks kiln_query for every solution that accepts the problem (in kiln's ranking order: rank 0 is
  * what kiln_run picks by itself), runs each candidate once on a poisoned D, checks that D holds no NaN/inf and that
@@ -96,13 +97,13 @@ static int cmp_float(const void *x, const void *y)
 
 /* Device buffers of one size. */
 struct buffers {
-    CUdeviceptr a, b, d, sa, sb, ws;
+    CUdeviceptr a, b, d, sa, sb, gi, ws; /* gi: group_index of a grouped problem */
 };
 
 static void free_buffers(struct buffers *buf)
 {
-    CUdeviceptr *all[6] = {&buf->a, &buf->b, &buf->d, &buf->sa, &buf->sb, &buf->ws};
-    for (int i = 0; i < 6; i++)
+    CUdeviceptr *all[7] = {&buf->a, &buf->b, &buf->d, &buf->sa, &buf->sb, &buf->gi, &buf->ws};
+    for (int i = 0; i < 7; i++)
         if (*all[i]) {
             cu.mem_free(*all[i]);
             *all[i] = 0;
@@ -193,7 +194,9 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
     int n = o->iters;
     r->ms = n % 2 ? bx->times[n / 2] : 0.5 * ((double)bx->times[n / 2 - 1] + bx->times[n / 2]);
     r->min_ms = bx->times[0];
-    double flop = 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+    /* r->s is one group's size for a grouped problem: 2 * G * M * N * K */
+    double flop = 2.0 * (double)r->s.m * (double)r->s.n * (double)r->s.k * (double)r->s.batch *
+                  (double)(p->groups > 0 ? p->groups : 1);
     r->tflops = r->ms > 0 ? flop / r->ms / 1e9 : 0;
     r->timed = 1;
     r->pass = ok;
@@ -215,6 +218,7 @@ struct size_work {
     uint8_t *host_a, *host_b, *host_packed;
     void *host_d;
     float *host_sa, *host_sb; /* the scales as uploaded */
+    int32_t *host_gi;         /* group_index of a grouped problem */
     struct samples smp;
     struct buffers buf;
     kiln_algo *algos;
@@ -222,30 +226,58 @@ struct size_work {
     const char **names;
 };
 
+/* A size is one batch's m, n, k, or for a grouped problem (--groups G) one group's: M rows per group, N and K, with
+ * G equal groups (contiguous: m = G*M, group_index the ends M, 2M, ...; masked: G batches of M rows, every count
+ * M; k-grouped: k = G*K, group_index the ends K, 2K, ...). Every group's B, and every group's rows of A (masked:
+ * every batch; k-grouped: every group's K columns), hold the same values, so that the dense reference of one group
+ * holds for each group's output, and samples are drawn from all of them. */
 static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
 {
     const struct options *o = bx->o;
+    int grouped = o->groups > 0, k_grouped = o->group_mode == KILN_GROUP_K;
+    int64_t groups = grouped ? o->groups : 1;
     kiln_problem p;
-    kiln_status st = kiln_problem_init(&p, o->a, o->b, o->d, o->layout, s.m, s.n, s.k);
+    kiln_status st = kiln_problem_init(&p, o->a, o->b, o->d, o->layout,
+                                       o->group_mode == KILN_GROUP_CONTIGUOUS ? groups * s.m : s.m, s.n,
+                                       k_grouped ? groups * s.k : s.k);
     if (st != KILN_STATUS_SUCCESS) {
         size_failure(bx, s, "kiln_problem_init: %s", kiln_status_string(st));
         return;
     }
     p.batch = s.batch;
     p.fast_accum = o->fast_accum;
+    if (grouped) {
+        p.group_mode = o->group_mode;
+        p.groups = groups;
+    }
+    /* scale sets: masked A has one matrix per group, contiguous and masked B one per group */
+    int64_t a_sets = o->group_mode == KILN_GROUP_MASKED ? groups : 1;
+    int64_t b_sets = grouped && !k_grouped ? groups : 1;
     int fp8_kind = is_fp8(o->a) && is_fp8(o->b), mixed = is_half(o->a) && is_fp8(o->b);
     float sa = 0.5f, sb = 2.0f;
-    /* Block scales: every group's scales hold the same values, so the reference is the tensor-scaled one. */
+    /* Block and row scales hold one value each, so the reference is the tensor-scaled one. */
     size_t sa_count = 1, sb_count = 1;
     if (fp8_kind && o->block_scales) {
         p.scale_a = p.scale_b = KILN_SCALE_BLOCK;
-        /* kiln's quantizers' layouts (kiln.quantize_per_token_group / quantize_per_block): scale_a [groups][m4],
-         * scale_b [n / 128][groups4], m4 and groups4 rounded up to 4 floats (16-byte strides: the copy engine's) */
-        int64_t groups = p.scale_b_stride_n > 0 ? p.scale_b_stride_n : 1;
+        /* kiln's quantizers' layouts (kiln.quantize_per_token_group / quantize_per_block) of each matrix: scale_a
+         * [kgroups][m4], scale_b [n / 128][kgroups4], m4 and kgroups4 rounded up to 4 floats (16-byte strides: the
+         * copy engine's); grouped: one scale_b per group's B and (masked) one scale_a per group's A, back to back */
+        int64_t kgroups = (p.k + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP;
+        int64_t blocks_n = (p.n + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP;
         p.scale_a_stride_k = (p.m + 3) / 4 * 4;
-        p.scale_b_stride_n = (groups + 3) / 4 * 4;
-        sa_count = (size_t)(p.scale_a_stride_k > 0 ? p.scale_a_stride_k : 1) * (size_t)groups;
-        sb_count = (size_t)((p.n + KILN_SCALE_GROUP - 1) / KILN_SCALE_GROUP + 1) * (size_t)p.scale_b_stride_n;
+        p.scale_b_stride_n = (kgroups + 3) / 4 * 4;
+        if (grouped) {
+            p.scale_a_stride_g = a_sets > 1 ? p.scale_a_stride_k * kgroups : 0;
+            p.scale_b_stride_g = b_sets > 1 ? blocks_n * p.scale_b_stride_n : 0;
+        }
+        sa_count = (size_t)(p.scale_a_stride_k * kgroups * a_sets);
+        sb_count = (size_t)((blocks_n * b_sets + 1) * p.scale_b_stride_n);
+    } else if (fp8_kind && o->row_scales) {
+        /* scale_a per row of A (masked and k-grouped: [groups][m]), scale_b per column of B (grouped: [groups][n]);
+         * packed group strides */
+        p.scale_a = p.scale_b = KILN_SCALE_VECTOR;
+        sa_count = (size_t)(p.m * (grouped ? (o->group_mode == KILN_GROUP_CONTIGUOUS ? 1 : groups) : s.batch));
+        sb_count = (size_t)(p.n * (grouped ? groups : s.batch));
     } else if (fp8_kind)
         p.scale_a = p.scale_b = KILN_SCALE_TENSOR;
     else if (mixed)
@@ -257,18 +289,20 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         return;
     }
 
-    /* Host buffers hold at most batch * max(m, n, k)^2 elements: refuse what no host could allocate. */
+    /* Host buffers hold at most batch * groups * max(m, n, k)^2 elements: refuse what no host could allocate. */
     int64_t longest = s.m > s.n ? s.m : s.n;
     longest = longest > s.k ? longest : s.k;
-    if ((double)s.batch * (double)longest * (double)longest > (double)(SIZE_MAX / 8)) {
+    if ((double)s.batch * (double)groups * (double)longest * (double)longest > (double)(SIZE_MAX / 8)) {
         size_failure(bx, s, "size too large for host buffers");
         return;
     }
 
-    /* Host inputs. B is kept unpacked ([batch][n][k] for TN, [batch][k][n] for NN) for the reference. */
+    /* Host inputs, as the device holds them. B is kept unpacked ([batch][n][k] for TN, [batch][k][n] for NN) for the
+     * reference. Grouped: A [groups * m][k] (masked: [groups][m][k]) or [m][groups * k] (k-grouped), B [groups][n][k]
+     * or [n][groups * k] (k-grouped), each group's part a copy of the first (fill_copies). */
     size_t ea = dtype_bytes(o->a), eb = dtype_bytes(o->b);
-    size_t a_count = (size_t)(s.batch * s.m * s.k), b_count = (size_t)(s.batch * s.n * s.k);
-    size_t d_count = (size_t)(s.batch * s.m * s.n);
+    size_t a_count = (size_t)(s.batch * groups * s.m * s.k), b_count = (size_t)(s.batch * groups * s.n * s.k);
+    size_t d_count = (size_t)(s.batch * groups * s.m * s.n);
     size_t packed_bytes = 0; /* one batch */
     int64_t ldb_packed = 0;
     if (p.b_prepacked && (st = kiln_prepack_b_size(s.n, s.k, &packed_bytes, &ldb_packed)) != KILN_STATUS_SUCCESS) {
@@ -279,25 +313,30 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     uint8_t *host_packed = w->host_packed = p.b_prepacked ? malloc((size_t)s.batch * packed_bytes) : NULL;
     void *host_d = w->host_d = malloc(d_count * dtype_bytes(o->d));
     float *host_sa = w->host_sa = malloc(sa_count * sizeof *host_sa), *host_sb = w->host_sb = malloc(sb_count * sizeof *host_sb);
+    int32_t *host_gi = w->host_gi = grouped ? malloc((size_t)groups * sizeof *host_gi) : NULL;
     for (size_t i = 0; host_sa && i < sa_count; i++)
         host_sa[i] = sa;
     for (size_t i = 0; host_sb && i < sb_count; i++)
         host_sb[i] = sb;
+    for (int64_t g = 0; host_gi && g < groups; g++)
+        host_gi[g] = (int32_t)(o->group_mode == KILN_GROUP_MASKED ? s.m : (g + 1) * (k_grouped ? s.k : s.m));
     struct samples *smp = &w->smp;
-    int total_ok = s.batch * s.m * s.n <= o->samples; /* fits: bounded above */
-    smp->count = total_ok ? (int)(s.batch * s.m * s.n) : o->samples;
+    int total_ok = s.batch * groups * s.m * s.n <= o->samples; /* fits: bounded above */
+    smp->count = total_ok ? (int)(s.batch * groups * s.m * s.n) : o->samples;
     smp->index = malloc((size_t)smp->count * sizeof *smp->index);
     smp->ref = malloc((size_t)smp->count * sizeof *smp->ref);
     struct buffers *buf = &w->buf;
     if (!host_a || !host_b || !host_d || !host_sa || !host_sb || !smp->index || !smp->ref ||
-        (p.b_prepacked && !host_packed)) {
+        (p.b_prepacked && !host_packed) || (grouped && !host_gi)) {
         size_failure(bx, s, "host allocation failed");
         return;
     }
     uint64_t state = 0x6b696c6e62656e63ull ^ ((uint64_t)s.m * 0x100000001b3ull) ^ ((uint64_t)s.n << 21) ^
                      ((uint64_t)s.k << 42) ^ ((uint64_t)s.batch * 0x9e3779b97f4a7c15ull);
-    fill_random(o->a, bx->lut_a, host_a, a_count, &state);
-    fill_random(o->b, bx->lut_b, host_b, b_count, &state);
+    /* runs of one group's values, each repeated per group: k-grouped rows of K, else whole matrices */
+    size_t a_runs = k_grouped ? (size_t)s.m : 1, b_runs = k_grouped ? (size_t)s.n : 1;
+    fill_copies(o->a, bx->lut_a, host_a, a_runs, a_count / a_runs / (size_t)groups, (size_t)groups, &state);
+    fill_copies(o->b, bx->lut_b, host_b, b_runs, b_count / b_runs / (size_t)groups, (size_t)groups, &state);
     if (p.b_prepacked) {
         if (p.ldb != ldb_packed) {
             size_failure(bx, s, "kiln_problem_init ldb %lld != kiln_prepack_b_size ld %lld", (long long)p.ldb,
@@ -314,9 +353,14 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         }
     }
 
-    /* Reference at the sampled positions (every position when there are few). */
-    struct host_inputs in = {s, o->layout, host_a, host_b, ea, eb, bx->lut_a, bx->lut_b};
-    reference_samples(&in, p.stride_d, p.ldd, scale, total_ok, &state, smp);
+    /* Reference at the sampled positions (every position when there are few); grouped: the groups as batches, each
+     * reading the first group's inputs, D's groups m * n apart (contiguous: the next group's rows). */
+    int64_t ld_in = k_grouped ? groups * s.k : s.k;
+    struct host_inputs in = {s, o->layout, host_a, host_b, ea, eb, bx->lut_a, bx->lut_b, ld_in,
+                             o->layout == KILN_LAYOUT_TN ? ld_in : s.n, grouped ? 0 : s.m * s.k,
+                             grouped ? 0 : s.n * s.k};
+    in.s.batch = s.batch * groups;
+    reference_samples(&in, grouped ? s.m * p.ldd : p.stride_d, p.ldd, scale, total_ok, &state, smp);
 
     /* Device buffers. */
     CUresult rc;
@@ -325,15 +369,16 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         const void *host;
         size_t bytes;
         const char *what;
-    } uploads[5] = {
+    } uploads[6] = {
         {&buf->a, host_a, a_count * ea, "A"},
         {&buf->b, p.b_prepacked ? (const void *)host_packed : host_b,
          p.b_prepacked ? (size_t)s.batch * packed_bytes : b_count * eb, "B"},
         {&buf->d, NULL, d_count * dtype_bytes(o->d), "D"},
         {&buf->sa, host_sa, sa_count * sizeof sa, "scale_a"},
         {&buf->sb, host_sb, sb_count * sizeof sb, "scale_b"},
+        {&buf->gi, host_gi, (size_t)groups * sizeof *host_gi, "group_index"},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < (grouped ? 6 : 5); i++) {
         *uploads[i].ptr = device_upload(uploads[i].host, uploads[i].bytes, &rc);
         if (!*uploads[i].ptr) {
             size_failure(bx, s, "device buffer %s (%zu bytes): %s (%d)", uploads[i].what, uploads[i].bytes,
@@ -352,6 +397,8 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         args.scale_b = (const float *)(uintptr_t)buf->sb;
     args.alpha = 1.0f;
     args.beta = 0.0f;
+    if (grouped)
+        args.group_index = (const int32_t *)(uintptr_t)buf->gi;
 
     /* Candidates, in kiln's order. */
     kiln_algo *algos = w->algos = malloc(MAX_CANDIDATES * sizeof *algos);
@@ -439,6 +486,7 @@ static void bench_size(struct bench *bx, struct size4 s)
     free_buffers(&w.buf);
     free(w.algos), free(w.ranks), free((void *)w.names);
     free(w.host_a), free(w.host_b), free(w.host_packed), free(w.host_d), free(w.host_sa), free(w.host_sb);
+    free(w.host_gi);
     free(w.smp.index), free(w.smp.ref);
 }
 
@@ -489,14 +537,21 @@ int main(int argc, char **argv)
     st = kiln_problem_init(&probe, o.a, o.b, o.d, o.layout, 64, 64, 64);
     if (st == KILN_STATUS_SUCCESS) {
         if (is_fp8(o.a) && is_fp8(o.b))
-            probe.scale_a = probe.scale_b = o.block_scales ? KILN_SCALE_BLOCK : KILN_SCALE_TENSOR;
+            probe.scale_a = probe.scale_b =
+                o.block_scales ? KILN_SCALE_BLOCK : o.row_scales ? KILN_SCALE_VECTOR : KILN_SCALE_TENSOR;
         else if (is_fp8(o.b))
             probe.scale_b = KILN_SCALE_TENSOR;
+        if (o.groups) {
+            probe.group_mode = o.group_mode;
+            probe.groups = o.groups;
+        }
         st = kiln_check_problem(bx.h, &probe);
     }
     if (st != KILN_STATUS_SUCCESS)
-        return die("kiln does not take a=%s b=%s d=%s layout %s: %s%s", kiln_dtype_name(o.a), kiln_dtype_name(o.b),
-                   kiln_dtype_name(o.d), layout_name(o.layout), kiln_status_string(st),
+        return die("kiln does not take a=%s b=%s d=%s layout %s%s%s: %s%s", kiln_dtype_name(o.a),
+                   kiln_dtype_name(o.b), kiln_dtype_name(o.d), layout_name(o.layout),
+                   o.groups ? ", grouped " : "", o.groups ? group_mode_name(o.group_mode) : "",
+                   kiln_status_string(st),
                    is_half(o.a) && is_fp8(o.b) ? " (f16/bf16 x fp8 takes a prepacked B: layout TN)" : "");
 
     bx.lut_a = make_lut(o.a);
@@ -521,6 +576,9 @@ int main(int argc, char **argv)
         printf("kiln_bench: %s (%s), %s x %s -> %s, layout %s, %d size(s), warmup %d, iters %d, samples %d\n",
                device_name, arch, kiln_dtype_name(o.a), kiln_dtype_name(o.b), kiln_dtype_name(o.d),
                layout_name(o.layout), o.nsizes, o.warmup, o.iters, o.samples);
+        if (o.groups)
+            printf("kiln_bench: %d groups, %s; sizes are one group's (M rows per group, N, K)\n", o.groups,
+                   group_mode_name(o.group_mode));
         print_table_header();
     }
     for (int i = 0; i < o.nsizes && !bx.fatal; i++)

@@ -8,7 +8,10 @@
 The tuning YAML (docs/tuning.md):
     schema: 1
     arch, family, problem       as in a solution file; the logic written covers every problem type of `problem`
-    benchmark: {a, b, d}        the one problem type that is timed (default: the first of `problem`)
+    benchmark: {a, b, d}        the one problem type that is timed (default: the first of `problem`); a grouped kind
+                                also `groups: G` (required) and `group_mode: contiguous|masked|k` (default
+                                contiguous): kiln_bench times each size as G equal groups, the size being one group's
+                                (rows per group, n, k), which is how selection sizes a grouped problem
     defaults: {...}             parameters every candidate takes unless its entry says otherwise
     space: [...]                solution entries and fork entries, as in a solution file's `solutions`
     filters: [{name, drop}]     named filters: `drop` is an expression over the parameters (mt, wg, pgr, gsu, ...,
@@ -35,9 +38,10 @@ from pathlib import Path
 
 import yaml
 
-from . import render, schema
+from . import render, schema, yamlread
 from .families import FAMILIES, check
-from .model import ARCH_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, Problem, Solution, decode, kind_of
+from .model import (ARCH_INFO, KIND_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, Problem, Solution,
+                    decode, kind_of)
 from .rules import shape_problem
 
 _PARAM_COUNT = {p.field: p.count for p in PARAMS}
@@ -71,6 +75,8 @@ class Tuning:
     neighbors: int          # measured sizes the runtime's timing model predicts from
     output: str
     ci: int
+    groups: int = 0         # grouped kinds: the equal groups each size is timed on (kiln_bench --groups)
+    group_mode: str = ""    # and their layout (kiln_bench --group-mode)
 
 
 _ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
@@ -115,8 +121,44 @@ def _sizes(source: str, node) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
+BENCHMARK_KEYS = ("a", "b", "d", "layout", "groups", "group_mode")
+GROUP_MODES = ("contiguous", "masked", "k")  # kiln_bench --group-mode
+MAX_GROUPS = 65536  # kiln_bench --groups
+K_GROUP_ALIGN = 128  # k-grouped ends but the last are multiples of this (kiln.h KILN_K_GROUP_ALIGN)
+
+
+def _benchmark_groups(path: Path, source: str, kind: Kind) -> tuple:
+    """(groups, group_mode) of the `benchmark` mapping, (0, "") for a kind that is not grouped. Read from the YAML
+    nodes, so that a bad value names file:line: key as solution files do."""
+    try:
+        with yamlread.document(path, source) as (r, root):
+            top = r.mapping(root, "document")
+            node = top["benchmark"][1] if "benchmark" in top else None
+            empty = node is None or (isinstance(node, yaml.ScalarNode) and r.scalar(node, "benchmark") is None)
+            items = {} if empty else r.mapping(node, "benchmark", BENCHMARK_KEYS, prefix="benchmark")
+            if not KIND_INFO[kind].grouped:
+                given = next((key for key in ("groups", "group_mode") if key in items), None)
+                if given:
+                    r.fail(items[given][0], f"benchmark.{given}", f"{kind.value} is not a grouped kind; only "
+                           + ", ".join(k.value for k, spec in KIND_INFO.items() if spec.grouped) + " take it")
+                return 0, ""
+            if "groups" not in items:
+                r.fail(top["benchmark"][0] if "benchmark" in top else top["problem"][0], "benchmark.groups",
+                       f"required key missing: {kind.value} is grouped; give the groups each size is timed on")
+            groups = r.int_(items["groups"][1], "benchmark.groups")
+            if not 1 <= groups <= MAX_GROUPS:
+                r.fail(items["groups"][1], "benchmark.groups", f"{groups}: want 1..{MAX_GROUPS}")
+            mode = (r.choice(items["group_mode"][1], "benchmark.group_mode", GROUP_MODES, "group mode")
+                    if "group_mode" in items else "contiguous")
+            return groups, mode
+    except yamlread.SchemaError as exc:
+        raise TuneError(str(exc)) from None
+
+
 def load(path: Path, root: Path) -> Tuning:
-    source = path.resolve().relative_to(root.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+    source = path.as_posix()
+    if path.is_absolute() and path.resolve().is_relative_to(root.resolve()):
+        source = path.resolve().relative_to(root.resolve()).as_posix()
     doc = yaml.safe_load(path.read_text())
     known = {"schema", "arch", "family", "problem", "benchmark", "defaults", "space", "filters", "sizes", "selection",
              "output", "ci"}
@@ -141,12 +183,19 @@ def load(path: Path, root: Path) -> Tuning:
     if kind is None:
         raise TuneError(f"{source}: benchmark {a.value} x {b.value} is no kiln problem kind")
     benchmark = Problem(kind, a, b, d, Layout(bench.get("layout", first.get("layout", "TN"))))
+    groups, group_mode = _benchmark_groups(path, source, kind)
+    sizes = _sizes(source, doc["sizes"])
+    if group_mode == "k" and groups > 1:
+        bad = next((s for s in sizes if s[2] % K_GROUP_ALIGN), None)
+        if bad:
+            raise TuneError(f"{source}: sizes: {'x'.join(map(str, bad))}: k-grouped sizes give K per group, a "
+                            f"multiple of {K_GROUP_ALIGN} with more than one group (every group's end but the last is)")
     filters = tuple(Filter(f["name"], f["drop"], _compile_filter(source, f["name"], f["drop"]))
                     for f in doc.get("filters") or [])
     sel = doc.get("selection") or {}
     return Tuning(source, arch, family, prob, benchmark, dict(doc.get("defaults") or {}), list(doc["space"]), filters,
-                  _sizes(source, doc["sizes"]), sel.get("distance", "log_mnk"), int(sel.get("neighbors", 4)),
-                  doc["output"], int(doc.get("ci", 3)))
+                  sizes, sel.get("distance", "log_mnk"), int(sel.get("neighbors", 4)), doc["output"],
+                  int(doc.get("ci", 3)), groups, group_mode)
 
 
 # ---- candidates ----
@@ -273,6 +322,22 @@ def load_results(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {"sizes": {}}
 
 
+def bench_command(t: Tuning, client: Path, size: tuple, iters: int, warmup: int, out: Path) -> list:
+    """kiln_bench's command line for one size: every candidate, checked and timed. A grouped kind's size is one
+    group's (rows per group, n, k), run as t.groups equal groups."""
+    pr = t.benchmark
+    cmd = [str(client), "--a", pr.a.value, "--b", pr.b.value, "--d", pr.d.value, "--layout", pr.layout.value,
+           "--sizes", "x".join(map(str, size)), "--solutions", "all", "--iters", str(iters), "--warmup", str(warmup),
+           "--json", str(out), "--quiet"]
+    if pr.spec.block_scales:
+        cmd.append("--block-scales")
+    if t.problem.get("accumulate") == "fast":
+        cmd.append("--fast-accum")
+    if t.groups:
+        cmd += ["--groups", str(t.groups), "--group-mode", t.group_mode]
+    return cmd
+
+
 def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmup: int) -> dict:
     """Runs kiln_bench on the sizes of this part that have no record yet; saves after each size."""
     path = _results_path(work)
@@ -280,20 +345,23 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
     client = work / "build" / "kiln_bench"
     if not client.is_file():
         raise TuneError(f"{client} is missing: run the build stage first")
+    if t.groups:  # a grouped run's times hold for its groups and layout only: never mix two in one results file
+        setting = {"groups": t.groups, "group_mode": t.group_mode}
+        held = results.get("grouped", setting)
+        if results["sizes"] and held != setting:
+            raise TuneError(f"{path} holds times of {held['groups']} {held['group_mode']} groups, not {t.groups} "
+                            f"{t.group_mode} groups: use another --work")
+        results["grouped"] = setting
     i, n = part
     todo = [s for j, s in enumerate(t.sizes) if j % n == i - 1 and "x".join(map(str, s)) not in results["sizes"]]
-    pr = t.benchmark
     start = time.monotonic()
     for count, (m, nn, k) in enumerate(todo):
         if time.monotonic() - start > budget_s:
             print(f"kiln tune: budget of {budget_s:.0f} s spent; {len(todo) - count} sizes left for the next run")
             break
         out = work / "last.json"
-        cmd = [str(client), "--a", pr.a.value, "--b", pr.b.value, "--d", pr.d.value, "--layout", pr.layout.value,
-               "--sizes", f"{m}x{nn}x{k}", "--solutions", "all", "--iters", str(iters), "--warmup", str(warmup),
-               "--json", str(out), "--quiet"] + (["--block-scales"] if pr.kind is Kind.FP8_BLOCK else []) \
-            + (["--fast-accum"] if t.problem.get("accumulate") == "fast" else [])
-        rc = subprocess.run(cmd, capture_output=True, text=True)
+        out.unlink(missing_ok=True)  # a failed run must not leave the previous size's rows to be read
+        rc = subprocess.run(bench_command(t, client, (m, nn, k), iters, warmup, out), capture_output=True, text=True)
         if rc.returncode == 2 or not out.is_file():
             raise TuneError(f"kiln_bench failed on {m}x{nn}x{k} (rc {rc.returncode}): {rc.stderr.strip()[-400:]}")
         rows = json.loads(out.read_text())["rows"]
@@ -323,6 +391,14 @@ def winners(t: Tuning, results: dict) -> dict:
     return out
 
 
+def _grouped_note(t: Tuning) -> list:
+    if not t.groups:
+        return []
+    sized = "[m, n, k per group]" if t.group_mode == "k" else "[rows per group, n, k]"
+    return [f"# Grouped: each size was timed as {t.groups} equal {t.group_mode} groups; sizes are {sized}, as the",
+            "# runtime sizes a grouped problem (kiln_problem_select_m / _k)."]
+
+
 def logic_yaml(t: Tuning, results: dict) -> str:
     won = winners(t, results)
     if not won:
@@ -348,6 +424,7 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "# than edit. Other sizes: the runtime predicts each solution's time from the nearest measured sizes (timings,",
              "# distance log_mnk: kernel choice follows the orders of magnitude of M, N and K, so nearness is measured in",
              "# log2 space), scaled by the solution's waves and K iterations there, and takes the fastest prediction.",
+             *_grouped_note(t),
              "schema: 1", f"arch: {t.arch.value}", f"family: {t.family.value}", "problem:", _problem_text(t.problem),
              "solutions:"]
     for name in order:

@@ -96,3 +96,110 @@ def test_accumulation_of_the_shipped_tuning_files(tmp_path, name, fast):
     out = tmp_path / "solutions" / "sm90" / "logic.yaml"
     out.write_text(tune.logic_yaml(t, fake_results(t, sols, t.sizes[:6])))
     assert all(lg.fast_accum == fast for lg in schema.load_file(out, tmp_path).logics)
+
+
+GROUPED = {"sm90_fp8_grouped.yaml": "fp8_grouped", "sm90_fp8_block_grouped.yaml": "fp8_block_grouped"}
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+def test_grouped_tuning_files(tmp_path, name):
+    """The grouped files expand to valid grouped candidates (gsu 1, DepthU 128) that include the shipped logic's
+    solutions; their candidate file and a logic written from fake results load, with the sizes as given."""
+    t = tune.load(REPO / "tuning" / name, REPO)
+    assert t.benchmark.kind.value == GROUPED[name] and t.groups == 8 and t.group_mode == "contiguous"
+    sols, dropped = tune.candidates(t)
+    assert not dropped and all(s.gsu == 1 and s.mt[2] == 128 and s.problem == t.benchmark for s in sols)
+    shipped = schema.load_file(REPO / t.output, REPO)
+    shipped_names = {s.name for lg in shipped.logics for s in lg.solutions if lg.problem == t.benchmark}
+    assert shipped_names and shipped_names <= {s.name for s in sols}
+    cand = tmp_path / "solutions" / "sm90" / "tune.yaml"
+    cand.parent.mkdir(parents=True)
+    cand.write_text(tune.candidate_yaml(t, sols))
+    assert all(lg.problem.kind == t.benchmark.kind for lg in schema.load_file(cand, tmp_path).logics)
+    out = tmp_path / "solutions" / "sm90" / "logic.yaml"
+    text = tune.logic_yaml(t, fake_results(t, sols, t.sizes))
+    assert "timed as 8 equal contiguous groups" in text
+    out.write_text(text)
+    logic = schema.load_file(out, tmp_path).logics[0]
+    assert [e[:3] for e in logic.exact] == list(t.sizes)
+
+
+def grouped_tuning(tmp_path, benchmark: str, name: str = "sm90_fp8_grouped.yaml"):
+    text = (REPO / "tuning" / name).read_text()
+    old = next(line for line in text.splitlines() if line.startswith("benchmark:"))
+    p = tmp_path / "t.yaml"
+    p.write_text(text.replace(old, benchmark))
+    return p, text.splitlines().index(old) + 1
+
+
+@pytest.mark.parametrize("mode, block", [("contiguous", False), ("masked", True), ("k", False)])
+def test_grouped_bench_command(tmp_path, mode, block):
+    name = "sm90_fp8_block_grouped.yaml" if block else "sm90_fp8_grouped.yaml"
+    p, _ = grouped_tuning(tmp_path, f"benchmark: {{a: e4m3, b: e4m3, d: bf16, groups: 4, group_mode: {mode}}}", name)
+    t = tune.load(p, tmp_path)
+    cmd = tune.bench_command(t, Path("kiln_bench"), (32, 4096, 7168), 10, 3, Path("out.json"))
+    assert cmd[cmd.index("--sizes") + 1] == "32x4096x7168"  # the logic's size as it is: rows per group, n, k
+    assert cmd[cmd.index("--groups") + 1] == "4" and cmd[cmd.index("--group-mode") + 1] == mode
+    assert ("--block-scales" in cmd) == block and "--fast-accum" not in cmd
+
+
+def test_group_mode_defaults_to_contiguous_and_dense_runs_ungrouped(tmp_path):
+    p, _ = grouped_tuning(tmp_path, "benchmark: {a: e4m3, b: e4m3, d: bf16, groups: 2}")
+    t = tune.load(p, tmp_path)
+    assert (t.groups, t.group_mode) == (2, "contiguous")
+    dense = tune.load(REPO / "tuning" / "sm90_fp8_block.yaml", REPO)
+    cmd = tune.bench_command(dense, Path("kiln_bench"), (1, 2, 3), 10, 3, Path("out.json"))
+    assert "--groups" not in cmd and "--group-mode" not in cmd and "--block-scales" in cmd
+
+
+@pytest.mark.parametrize("benchmark, key, why", [
+    ("{a: e4m3, b: e4m3, d: bf16, groups: 0}", "benchmark.groups", "0: want 1..65536"),
+    ("{a: e4m3, b: e4m3, d: bf16, groups: eight}", "benchmark.groups", "expected an int"),
+    ("{a: e4m3, b: e4m3, d: bf16, groups: 8, group_mode: ragged}", "benchmark.group_mode",
+     "unknown group mode 'ragged'"),
+    ("{a: e4m3, b: e4m3, d: bf16, groups: 8, group_mode: 2}", "benchmark.group_mode", "expected a group mode name"),
+    ("{a: e4m3, b: e4m3, d: bf16}", "benchmark.groups", "required key missing"),
+    ("{a: e4m3, b: e4m3, d: bf16, groups: 8, grups: 2}", "benchmark.grups", "did you mean groups?"),
+])
+def test_bad_grouped_benchmark_is_refused_with_its_line(tmp_path, benchmark, key, why):
+    p, line = grouped_tuning(tmp_path, f"benchmark: {benchmark}")
+    with pytest.raises(tune.TuneError) as err:
+        tune.load(p, tmp_path)
+    assert str(err.value).startswith(f"t.yaml:{line}: {key}: ") and why in str(err.value)
+
+
+def test_groups_on_a_dense_kind_and_unaligned_k_groups_are_refused(tmp_path):
+    text = (REPO / "tuning" / "sm90_fp8_block.yaml").read_text()
+    p = tmp_path / "t.yaml"
+    p.write_text(text.replace("benchmark: {a: e4m3, b: e4m3, d: bf16}",
+                              "benchmark: {a: e4m3, b: e4m3, d: bf16, group_mode: masked}"))
+    line = p.read_text().splitlines().index("benchmark: {a: e4m3, b: e4m3, d: bf16, group_mode: masked}") + 1
+    with pytest.raises(tune.TuneError, match=rf"^t.yaml:{line}: benchmark.group_mode: fp8_block_scaled is not a "
+                                             "grouped kind"):
+        tune.load(p, tmp_path)
+    p, _ = grouped_tuning(tmp_path, "benchmark: {a: e4m3, b: e4m3, d: bf16, groups: 8, group_mode: k}")
+    p.write_text(p.read_text().replace("[7168, 2048]", "[7168, 2000]"))
+    with pytest.raises(tune.TuneError, match="16x7168x2000: k-grouped sizes give K per group, a multiple of 128"):
+        tune.load(p, tmp_path)
+
+
+def test_grouped_bench_stage_runs_the_client_and_keeps_its_groups(tmp_path):
+    """The bench stage with a stand-in client: each size's command line carries the groups, the results file
+    remembers them, and a file of other groups is not resumed."""
+    p, _ = grouped_tuning(tmp_path, "benchmark: {a: e4m3, b: e4m3, d: bf16, groups: 4, group_mode: masked}")
+    t = replace(tune.load(p, tmp_path), sizes=((32, 4096, 7168), (64, 2048, 7168)))
+    client = tmp_path / "work" / "build" / "kiln_bench"
+    client.parent.mkdir(parents=True)
+    client.write_text("#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
+                      "open(a[0] + '.log', 'a').write(' '.join(a[1:]) + '\\n')\n"
+                      "json.dump({'device': 'stand-in', 'rows': [{'name': 'k0', 'rank': 0, 'ms': 1.0, 'pass': True}]},"
+                      " open(a[a.index('--json') + 1], 'w'))\n")
+    client.chmod(0o755)
+    results = tune.bench(t, tmp_path / "work", (1, 1), float("inf"), 2, 1)
+    assert sorted(results["sizes"]) == ["32x4096x7168", "64x2048x7168"]
+    assert results["grouped"] == {"groups": 4, "group_mode": "masked"}
+    calls = (tmp_path / "work" / "build" / "kiln_bench.log").read_text().splitlines()
+    assert len(calls) == 2 and all("--groups 4 --group-mode masked" in c for c in calls)
+    other = replace(t, group_mode="contiguous", sizes=t.sizes + ((128, 4096, 7168),))
+    with pytest.raises(tune.TuneError, match="holds times of 4 masked groups, not 4 contiguous groups"):
+        tune.bench(other, tmp_path / "work", (1, 1), float("inf"), 2, 1)
