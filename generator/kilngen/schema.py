@@ -26,6 +26,7 @@ DISTANCES = ("log_mnk", "linear_mnk")
 # runtime predicts from at most KILN_MODEL_MAX_NEIGHBORS (runtime/src/select.h) measured sizes.
 MS_RANGE = (1e-6, 1e6)
 MAX_NEIGHBORS = 16
+MAX_TIMED_GROUPS = 65536  # selection.groups (kiln_bench --groups)
 # Solutions one file may expand to (forks multiply): the generator renders each one.
 MAX_SOLUTIONS = 1024
 
@@ -47,6 +48,7 @@ class Logic:
     timings: tuple = ()     # tuple[((m, n, k), (ms or None per solution)), ...]: measured times (kiln-gen tune)
     neighbors: int = 0      # with timings: predict from this many nearest measured sizes
     fast_accum: bool = False  # `accumulate: fast`: for problems that allow fp8 fast accumulation only
+    timed_groups: int = 0   # grouped kinds: the groups the timings were measured with (selection.groups)
 
 
 @dataclass(frozen=True)
@@ -310,8 +312,9 @@ def _timings(r: _Reader, node, count: int) -> tuple:
     return tuple(out)
 
 
-def _selection(r: _Reader, node, count: int):
-    items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback"), prefix="selection")
+def _selection(r: _Reader, node, count: int, grouped: bool):
+    items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback", "groups"),
+                      prefix="selection")
     r.require(items, node, ("distance", "fallback"), "selection")
     exact, seen = [], {}
     for j, item in enumerate(r.seq(items["exact"][1], "selection.exact") if "exact" in items else ()):
@@ -337,7 +340,17 @@ def _selection(r: _Reader, node, count: int):
             r.fail(node, "selection.neighbors", f"{neighbors} must be in 1..{most} ({why})")
     elif timings:
         r.fail(items["timings"][1], "selection.timings", "timings need neighbors (how many nearest sizes predict)")
-    return tuple(exact), distance, fallback, timings, neighbors
+    groups = 0
+    if "groups" in items:
+        node = items["groups"][1]
+        groups = r.int_(node, "selection.groups")
+        if not grouped:
+            r.fail(node, "selection.groups", "is for grouped kinds (the group count their timings were measured with)")
+        if not timings:
+            r.fail(node, "selection.groups", "needs timings (it says how many groups they were measured with)")
+        if not 1 <= groups <= MAX_TIMED_GROUPS:
+            r.fail(node, "selection.groups", f"{groups} must be in 1..{MAX_TIMED_GROUPS}")
+    return tuple(exact), distance, fallback, timings, neighbors, groups
 
 
 def _ci(r: _Reader, node, count: int) -> frozenset:
@@ -373,9 +386,10 @@ def _parse(r: _Reader, doc) -> SolutionFile:
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]
     _promotion(r, entries, per_problem, fast, defaults)
-    exact, distance, fallback, timings, neighbors = _selection(r, top["selection"][1], len(entries))
+    exact, distance, fallback, timings, neighbors, groups = _selection(r, top["selection"][1], len(entries),
+                                                                       any(p.spec.grouped for p in problems))
     ci = _ci(r, top["ci"][1], len(entries)) if "ci" in top else frozenset({fallback})
-    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors, fast)
+    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors, fast, groups)
                    for p, sols in zip(problems, per_problem))
     return SolutionFile(r.source, arch, family, problems, logics, ci, tuple(e.line for e in entries))
 

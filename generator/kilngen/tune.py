@@ -440,8 +440,10 @@ def logic_yaml(t: Tuning, results: dict) -> str:
     for (m, n, k), (_name, _ms, all_) in won.items():
         ms = ", ".join(f"{all_[nm]:.5g}" if nm in all_ else "null" for nm in order)
         lines.append(f"    - {{size: [{m}, {n}, {k}], ms: [{ms}]}}")
-    lines += [f"  neighbors: {min(t.neighbors, len(won))}", f"  distance: {t.distance}",
-              f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
+    lines += [f"  neighbors: {min(t.neighbors, len(won))}"]
+    if t.groups:  # the runtime's timing model counts every group's tiles (select.c, timed_groups)
+        lines.append(f"  groups: {t.groups}  # the timings' equal groups ({t.group_mode})")
+    lines += [f"  distance: {t.distance}", f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
     return "\n".join(lines) + "\n"
 
 

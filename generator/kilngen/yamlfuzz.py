@@ -10,7 +10,7 @@ import re
 
 # Keys a solution file uses, and a few it does not: typos replace a key with one of these.
 KEYS = ("schema", "arch", "family", "problem", "kind", "a", "b", "d", "layout", "defaults", "solutions", "selection",
-        "ci", "fork", "with", "exact", "timings", "neighbors", "distance", "fallback", "size", "ms", "solution", "mt",
+        "ci", "fork", "with", "exact", "timings", "neighbors", "groups", "distance", "fallback", "size", "ms", "solution", "mt",
         "wg", "mi", "pgr", "plr", "su", "sus", "sum", "lpa", "lpb", "lxs", "gsu", "wgm", "vwa", "vwb", "ldsb", "tlds",
         "lbspp", "wsgr", "occ", "pk", "<<", "1", "null", "true", "'mt'", '"a\\nb"', "? [1]")
 

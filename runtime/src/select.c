@@ -365,14 +365,17 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
 /* ---- the timing model (logics with measured times) ----
  * A size without an exact entry: each solution's time is predicted from the `neighbors` measured sizes nearest in
  * the logic's distance, as the weighted geometric mean over them of (measured ms) x work(size) / work(measured size),
- * weights 1 / (distance + 1/8). work = waves x (K-tiles per split + 1): waves = ceil(tiles x gsu / SMs), the +1 the
+ * weights 1 / (distance + 1/8). work = waves x (K-tiles per split + 1): waves = ceil(tiles x gsu / SMs) (grouped: the
+ * tiles of all groups, the measured sizes' with the logic's timed_groups), the +1 the
  * per-tile prologue and epilogue. Scaling by work carries what the nearest sizes measured over to the wave
  * quantization and K of this size, which a plain nearest-entry lookup cannot; the solutions then rank by predicted
  * time (tier 2, between exact entries and nearest entries). */
 
-static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k, int sms)
+static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k,
+                         int64_t groups, int sms)
 {
-    double tiles = (double)ceil_div(m, s->mt0) * (double)ceil_div(n, s->mt1) * (double)p->batch * s->gsu;
+    double tiles =
+        (double)ceil_div(m, s->mt0) * (double)ceil_div(n, s->mt1) * (double)p->batch * (double)groups * s->gsu;
     double kiters = ceil((double)ceil_div(k, s->depth_u) / s->gsu);
     return ceil(tiles / sms) * (kiters + 1.0);
 }
@@ -415,19 +418,26 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
         textf(tx, " %" PRId64 "x%" PRId64 "x%" PRId64 " (%.2f)", sz[0], sz[1], sz[2], dist[i]);
     }
     textf(tx, "\n");
+    /* Grouped problems: the sizes are one group's; the tiles of all groups fill the waves. The logic's timings were
+     * measured with timed_groups groups (0: not recorded, then both sides count one group, as before). */
+    int64_t groups_here = 1, groups_timed = 1;
+    if (p->group_mode != KILN_GROUP_NONE && l->timed_groups > 0) {
+        groups_here = p->groups > 0 ? p->groups : 1;
+        groups_timed = l->timed_groups;
+    }
     for (int j = 0; j < l->num_solutions; j++) {
         int s = l->solutions[j];
         if (!accepted(ls->t, c, s) || c[s].tier == TIER_EXACT)
             continue;
         const kiln_solution *sol = &ls->t->solutions[s];
-        double num = 0.0, den = 0.0, here = model_work(sol, p, p->m, p->n, p->k, sms);
+        double num = 0.0, den = 0.0, here = model_work(sol, p, p->m, p->n, p->k, groups_here, sms);
         for (int i = 0; i < n; i++) {
             float ms = l->timing_ms[(size_t)idx[i] * (size_t)l->num_solutions + (size_t)j];
             if (!(ms > 0.0f))
                 continue;
             const int64_t *sz = &l->timing_sizes[3 * idx[i]];
             double w = 1.0 / (dist[i] + 0.125);
-            num += w * log((double)ms * here / model_work(sol, p, sz[0], sz[1], sz[2], sms));
+            num += w * log((double)ms * here / model_work(sol, p, sz[0], sz[1], sz[2], groups_timed, sms));
             den += w;
         }
         if (den > 0.0 && (c[s].tier != TIER_MODEL || exp(num / den) < c[s].key)) {

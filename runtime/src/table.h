@@ -120,6 +120,7 @@ typedef struct kiln_logic {
     kiln_kind kind; /* of the problem type (last: positional initializers in tests may leave it out) */
     int fast_accum; /* 1 (`accumulate: fast`): applies only to problems with fast_accum set, which then use the
                      * fast logics of their type where any exist (select.c) */
+    int timed_groups; /* grouped kinds: the groups the timings were measured with (selection.groups; 0: unknown) */
 } kiln_logic;
 
 extern const kiln_solution kiln_solutions[];

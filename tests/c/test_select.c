@@ -432,6 +432,31 @@ static void test_timing_model(void)
     p = fp8_problem(8192, 8192, 8192); /* an exact entry beats the model */
     r = run(&t, &in);
     expect_order(&r, want_small, 2, "exact entry first");
+
+    /* Grouped: the sizes are one group's, and the waves count every group's tiles. Timed with one group, 64x64 tiles
+     * won at 256x4096x7168 on 1,000 SMs (256 tiles: one wave each). 8 masked groups of 333 rows there take 8 x 6 x 64
+     * = 3,072 64x64 tiles (4 waves) against 8 x 3 x 32 = 768 128x128 tiles (1 wave): 0.9 x 4 > 1.0. Without
+     * timed_groups the model counts one group on both sides, as before. */
+    kiln_logic grouped = logic;
+    grouped.kind = KILN_KIND_FP8_GROUPED;
+    grouped.num_exact = 0;
+    t.logics = &grouped;
+    kiln_solution sols[FAKE_NUM_SOLUTIONS]; /* the two tiles as grouped kernels */
+    memcpy(sols, T.solutions, sizeof sols);
+    sols[FAKE_FP8_MT128].kind = sols[FAKE_FP8_MT64].kind = KILN_KIND_FP8_GROUPED;
+    t.solutions = sols;
+    p = fp8_problem(333, 4096, 7168);
+    p.group_mode = KILN_GROUP_MASKED;
+    p.groups = 8;
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "grouped, timed_groups unknown: one group's waves");
+    grouped.timed_groups = 1;
+    r = run(&t, &in);
+    expect_order(&r, want_big, 2, "grouped, timed with one group: every group's tiles fill the waves");
+    grouped.timed_groups = 8; /* timed with 8 groups too: the measured order holds */
+    p.m = 256;
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "grouped, the timed size and groups");
 }
 
 /* With code required (a run on a device), solutions the build has no code object for drop out. */

@@ -122,6 +122,7 @@ def test_grouped_tuning_files(tmp_path, name):
     out.write_text(text)
     logic = schema.load_file(out, tmp_path).logics[0]
     assert [e[:3] for e in logic.exact] == list(t.sizes)
+    assert logic.timed_groups == 8  # selection.groups: the runtime's model counts every group's tiles
 
 
 def grouped_tuning(tmp_path, benchmark: str, name: str = "sm90_fp8_grouped.yaml"):
