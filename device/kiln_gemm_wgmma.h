@@ -160,7 +160,8 @@ template <class C> struct WgmmaGemm {
         Groups c;
         Tile T;
         for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
-            const int ab = Sched::template a_batch<C::GROUPED>(P.p, T), bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
+            const int ab = Sched::template a_batch<C::GROUPED>(P.p, T);
+            const int bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
             for (int i = 0; i < T.iters; ++i) {
                 const int k0 = Sched::k_tile(T, i) * C::DU;
                 sm90::mbar_wait(&empty[stage], phase ^ 1);

@@ -265,7 +265,7 @@ def grouped_gsu(sol):
         return f"{sol.gsu}: a grouped kernel walks whole (group, tile) pairs; split-K is not implemented for it (gsu 1)"
 
 
-K_GROUP_ALIGN = 128  # device/kiln_schedule.h: k-grouped ends are multiples of this (or K)
+K_GROUP_ALIGN = 128  # device/kiln_schedule.h, kiln.h KILN_K_GROUP_ALIGN: k-grouped ends but the last are multiples
 
 
 def grouped_depth(sol):

@@ -42,7 +42,7 @@ from . import render, schema, yamlread
 from .families import FAMILIES, check
 from .model import (ARCH_INFO, KIND_INFO, PARAM_FIELDS, PARAMS, Arch, DType, Family, Kind, Layout, Problem, Solution,
                     decode, kind_of)
-from .rules import shape_problem
+from .rules import K_GROUP_ALIGN, shape_problem
 
 _PARAM_COUNT = {p.field: p.count for p in PARAMS}
 
@@ -123,8 +123,7 @@ def _sizes(source: str, node) -> tuple:
 
 BENCHMARK_KEYS = ("a", "b", "d", "layout", "groups", "group_mode")
 GROUP_MODES = ("contiguous", "masked", "k")  # kiln_bench --group-mode
-MAX_GROUPS = 65536  # kiln_bench --groups
-K_GROUP_ALIGN = 128  # k-grouped ends but the last are multiples of this (kiln.h KILN_K_GROUP_ALIGN)
+MAX_GROUPS = schema.MAX_TIMED_GROUPS  # kiln_bench --groups, and the written logic's selection.groups
 
 
 def _benchmark_groups(path: Path, source: str, kind: Kind) -> tuple:

@@ -550,16 +550,12 @@ kiln_status kiln_select(const kiln_tables *t, const kiln_select_input *in, int *
     if (p->fast_accum)
         textf(&tx, "fast_accum: fp8 sums may stay in wgmma's accumulator over all of K\n");
 
-    if (p->group_mode != KILN_GROUP_NONE)
-    {
-        if (p->group_mode == KILN_GROUP_K)
-            textf(&tx, "grouped: k-grouped, %" PRId64 " groups; sized by %" PRId64 " of K per group\n", p->groups,
-                  kiln_problem_select_k(p));
-        else
-            textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
-                  p->group_mode == KILN_GROUP_CONTIGUOUS ? "contiguous" : "masked", p->groups,
-                  kiln_problem_select_m(p));
-    }
+    if (p->group_mode == KILN_GROUP_K)
+        textf(&tx, "grouped: k-grouped, %" PRId64 " groups; sized by %" PRId64 " of K per group\n", p->groups,
+              kiln_problem_select_k(p));
+    else if (p->group_mode != KILN_GROUP_NONE)
+        textf(&tx, "grouped: %s, %" PRId64 " groups; sized by %" PRId64 " rows per group\n",
+              p->group_mode == KILN_GROUP_CONTIGUOUS ? "contiguous" : "masked", p->groups, kiln_problem_select_m(p));
 
     logic_set ls = {t, in, calloc((size_t)(t->num_logics > 0 ? t->num_logics : 1), sizeof(const kiln_logic *)), 0,
                     *in->problem};

@@ -203,8 +203,6 @@ def _scales(scale_a, scale_b, device):
 
 
 def _plan(a, b, *, offs, masked_m, m_indices=None, scale_a, scale_b, bias, out_dtype, out):
-    from . import _ops
-    from ._handle import make_problem
     from ._tensors import require_tensor, same_device
 
     require_tensor(a, WHAT, "a")
@@ -238,18 +236,11 @@ def _plan(a, b, *, offs, masked_m, m_indices=None, scale_a, scale_b, bias, out_d
                   stride_c=stride_d, group_mode=mode, groups=groups)
     scale_a, scale_b = _scales(scale_a, scale_b, a.device)
     fields.update(_scale_fields(scale_a, scale_b, masked, groups, m, n, k))
-    bias, bias_fields = _bias_fields(bias, groups, n, a.device)
-    fields.update(bias_fields)
-    p = make_problem(a_type, b_type, d_type, Layout.TN, m, n, k, **fields)
-    plan = _ops._finish(p, out, a, b, None, scale_a, scale_b, bias, keep=(index,))
-    plan.args.group_index = index.data_ptr()
-    return plan
+    return _grouped_plan(a, b, out, (a_type, b_type, d_type), (m, n, k), fields, (scale_a, scale_b), bias, index)
 
 
 def _plan_k(a, b, *, offs, scale_a, scale_b, bias, out_dtype, out):
     """k-grouped: A [M, K], B [N, K] (or [K, N] view), offs [G] end columns -> out [G, M, N]."""
-    from . import _ops
-    from ._handle import make_problem
     from ._tensors import same_device
 
     a_type, b_type = _fp8_operands(a, b, out)
@@ -271,10 +262,18 @@ def _plan_k(a, b, *, offs, scale_a, scale_b, bias, out_dtype, out):
                   stride_c=out.stride(0), group_mode=GroupMode.K, groups=groups)
     scale_a, scale_b = _scales(scale_a, scale_b, a.device)
     fields.update(_k_scale_fields(scale_a, scale_b, groups, m, n, k))
-    bias, bias_fields = _bias_fields(bias, groups, n, a.device)
-    fields.update(bias_fields)
-    p = make_problem(a_type, b_type, d_type, Layout.TN, m, n, k, **fields)
-    plan = _ops._finish(p, out, a, b, None, scale_a, scale_b, bias, keep=(index,))
+    return _grouped_plan(a, b, out, (a_type, b_type, d_type), (m, n, k), fields, (scale_a, scale_b), bias, index)
+
+
+def _grouped_plan(a, b, out, types: tuple, mnk: tuple, fields: dict, scales: tuple, bias, index):
+    """The plan of a grouped call from its problem fields (scales' included): the bias's fields, the problem, and
+    group_index on the device (kept alive by the plan)."""
+    from . import _ops
+    from ._handle import make_problem
+
+    bias, bias_fields = _bias_fields(bias, fields["groups"], mnk[1], a.device)
+    p = make_problem(*types, Layout.TN, *mnk, **fields, **bias_fields)
+    plan = _ops._finish(p, out, a, b, None, *scales, bias, keep=(index,))
     plan.args.group_index = index.data_ptr()
     return plan
 
