@@ -118,6 +118,10 @@ template <class C> struct WgmmaGemm {
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
+    static_assert(C::MC == 0 || (!C::GROUPED && !C::SWAP && !C::SYNC &&
+                                 (C::MC == 1 ? C::MT1 : C::MT0) % 16 == 0),
+                  "multicast: one GEMM's SS kernels, the shared operand's tile in two halves of whole swizzle groups");
+
     // A tile of the persistent walk: its output tile, batch, split-K slice and K tiles (kiln_schedule.h).
     using Sched = Schedule<C>;
     using Tile = WorkTile;
@@ -130,8 +134,22 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static bool tile(const kiln_tma_params &P, int t, Groups &c, Tile &T) {
         if (t >= P.num_tiles) return false;
         if constexpr (C::GROUPED) return Sched::of_group_index(P.p, t, c, T);
-        T = Sched::of_index(P.p, t);
+        if constexpr (C::MC != 0) T = Sched::of_cluster_index(P.p, t, block_x() & 1);
+        else T = Sched::of_index(P.p, t);
         return true;
+    }
+
+    // The walk: CTA b takes tiles b, b + gridDim.x, ...; with multicast the two CTAs of cluster b / 2 (consecutive
+    // on grid x, __cluster_dims__(2, 1, 1)) take pair b / 2, + gridDim.x / 2, ... (P.num_tiles counts pairs).
+    static constexpr int CLUSTER = C::MC != 0 ? 2 : 1;
+    KILN_DEVICE static int first_tile() { return block_x() / CLUSTER; }
+    KILN_DEVICE static int tile_step() { return (int)gridDim.x / CLUSTER; }
+
+    // A consumer warp gives a stage back: to its CTA's producer, and with multicast to both CTAs' (each producer
+    // writes its half of the shared operand into both CTAs' stage, so it waits for the readers of both).
+    KILN_DEVICE static void release(uint64_t *bar) {
+        sm90::mbar_arrive(bar);
+        if constexpr (C::MC != 0) sm90::mbar_arrive_cluster(bar, (block_x() & 1) ^ 1);
     }
 
     // The tile's scales and bias: its group's (GROUPED, kiln_epilogue.h group_operands), else the problem's.
@@ -159,7 +177,7 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         Groups c;
         Tile T;
-        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
+        for (int t = first_tile(); tile(P, t, c, T); t += tile_step()) {
             const int ab = Sched::template a_batch<C::GROUPED>(P.p, T);
             const int bm = Sched::template b_matrix<C::GROUPED>(P.p, T);
             for (int i = 0; i < T.iters; ++i) {
@@ -173,14 +191,29 @@ template <class C> struct WgmmaGemm {
                 }
                 uint8_t *sa = smem + stage * A_STAGE;
                 uint8_t *sb = smem + STAGES * A_STAGE + stage * B_STAGE;
-#pragma unroll
-                for (int j = 0; j < A_SUBS; ++j)
-                    sm90::tma_load_3d(sa + j * C::MT0 * 128, &P.a, &full[stage], k0 + j * (128 / EA), T.m0, ab);
-#pragma unroll
-                for (int j = 0; j < B_SUBS; ++j)
-                    sm90::tma_load_3d(sb + j * C::MT1 * 128, &P.b, &full[stage], k0 + j * (128 / EB), T.n0, bm);
+                load_operand<C::MC == 2, A_SUBS, C::MT0, EA>(sa, &P.a, &full[stage], k0, T.m0, ab);
+                load_operand<C::MC == 1, B_SUBS, C::MT1, EB>(sb, &P.b, &full[stage], k0, T.n0, bm);
                 advance(stage, phase);
             }
+        }
+    }
+
+    // One operand's K-tile (SUBS 128-byte column blocks of ROWS rows from row0) into a stage. SHARED (multicast):
+    // this CTA of the pair loads rows half * ROWS / 2 .. of the tile into both CTAs, the other CTA the other half;
+    // the map's box is ROWS / 2 rows (the runtime's), and the halves stay whole 8-row swizzle groups.
+    template <bool SHARED, int SUBS, int ROWS, int E>
+    KILN_DEVICE static void load_operand(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int k0, int row0,
+                                         int batch) {
+        if constexpr (SHARED) {
+            const int half = block_x() & 1, r0 = half * (ROWS / 2);
+#pragma unroll
+            for (int j = 0; j < SUBS; ++j)
+                sm90::tma_load_3d_multicast(dst + j * ROWS * 128 + r0 * 128, map, bar, k0 + j * (128 / E), row0 + r0,
+                                            batch, 0x3);
+        } else {
+#pragma unroll
+            for (int j = 0; j < SUBS; ++j)
+                sm90::tma_load_3d(dst + j * ROWS * 128, map, bar, k0 + j * (128 / E), row0, batch);
         }
     }
 
@@ -265,7 +298,7 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         Groups c;
         Tile T;
-        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x) {
+        for (int t = first_tile(); tile(P, t, c, T); t += tile_step()) {
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&empty[stage], phase ^ 1);
                 copy_scales(P.p, T, Sched::k_tile(T, i), stage_scales(smem, stage), lane);
@@ -635,12 +668,12 @@ template <class C> struct WgmmaGemm {
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
         if (!PER_COLUMN) {  // every lane's scale reads are done: the stage goes back
             __syncwarp();
-            if (lane == 0) sm90::mbar_arrive(&empty[s]);
+            if (lane == 0) release(&empty[s]);
         }
         promote(acc, part, sc, ss, PER_COLUMN, cn, lane);
         if (PER_COLUMN) {
             __syncwarp();
-            if (lane == 0) sm90::mbar_arrive(&empty[s]);
+            if (lane == 0) release(&empty[s]);
         }
     }
 
@@ -760,10 +793,10 @@ template <class C> struct WgmmaGemm {
                 sm90::fence_regs(p1[r]);
             }
             sm90::wgmma_wait<1>();  // K-tile i done, i + 1 may still run
-            if (lane == 0) sm90::mbar_arrive(&empty[s0]);
+            if (lane == 0) release(&empty[s0]);
             add_part(acc, p0);
             sm90::wgmma_wait<0>();
-            if (lane == 0) sm90::mbar_arrive(&empty[s1]);
+            if (lane == 0) release(&empty[s1]);
             add_part(acc, p1);
         }
         if (i < T.iters) {  // an odd K-tile count: the last one alone
@@ -776,7 +809,7 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
             for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
             sm90::wgmma_wait<0>();
-            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            if (lane == 0) release(&empty[stage]);
             add_part(acc, p0);
             advance(stage, phase);
         }
@@ -811,7 +844,7 @@ template <class C> struct WgmmaGemm {
             sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
             add_part(acc, p0);
             sm90::wgmma_wait<0>();
-            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            if (lane == 0) release(&empty[stage]);
             add_part<HALF, HALF>(acc, p1);
             advance(stage, phase);
         }
@@ -850,7 +883,7 @@ template <class C> struct WgmmaGemm {
         sm90::wgmma_wait<0>();
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-        if (lane == 0) sm90::mbar_arrive(&empty[s]);
+        if (lane == 0) release(&empty[s]);
     }
 
     // bf16 widening goes through f32 and needs more temporaries: where its two fragment sets and the accumulators
@@ -946,7 +979,7 @@ template <class C> struct WgmmaGemm {
                 }
             }
             __syncwarp();
-            if (lane == 0) sm90::mbar_arrive(&empty[stage]);
+            if (lane == 0) release(&empty[stage]);
             advance(stage, phase);
         }
         unit_scale(acc);
@@ -981,12 +1014,12 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
                 sm90::wgmma_wait<1>();  // the group's K-tile before this one is done: its stage goes back
-                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                if (prev >= 0 && lane == 0) release(&empty[prev]);
                 prev = stage;
                 advance(stage, phase);
             }
             sm90::wgmma_wait<0>();
-            if (lane == 0) sm90::mbar_arrive(&empty[prev]);
+            if (lane == 0) release(&empty[prev]);
             add_part(acc, part);
         }
     }
@@ -1001,7 +1034,7 @@ template <class C> struct WgmmaGemm {
         int turn = 0;  // tiles of this CTA so far
         Groups c;
         Tile T;
-        for (int t = block_x(); tile(P, t, c, T); t += (int)gridDim.x, ++turn) {
+        for (int t = first_tile(); tile(P, t, c, T); t += tile_step(), ++turn) {
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
                 for (int i = 0; i < T.iters; ++i) advance(stage, phase);
                 continue;
@@ -1034,16 +1067,16 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
                 // The K-tile before this one has finished reading its stage: give it back.
                 sm90::wgmma_wait<1>();
-                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                if (prev >= 0 && lane == 0) release(&empty[prev]);
                 prev = stage;
                 advance(stage, phase);
             }
-            if (PINGPONG && more(P, t + (int)gridDim.x, c)) sm90::named_arrive(3 + (1 - cw), 256);
+            if (PINGPONG && more(P, t + tile_step(), c)) sm90::named_arrive(3 + (1 - cw), 256);
             if constexpr (!C::SWAP && !PROMOTED) {
                 sm90::wgmma_wait<0>();
 #pragma unroll
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                if (prev >= 0 && lane == 0) sm90::mbar_arrive(&empty[prev]);
+                if (prev >= 0 && lane == 0) release(&empty[prev]);
             }
             epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane);
         }
@@ -1065,11 +1098,13 @@ template <class C> struct WgmmaGemm {
             }
             for (int s = 0; s < STAGES; ++s) {
                 sm90::mbar_init(&full[s], C::BLOCK_SCALES && !P.scale_tma ? 1 + 32 : 1);  // + the scale warp's lanes
-                sm90::mbar_init(&empty[s], 4 * STAGE_READERS);  // lane 0 of every consumer warp reading it
+                // lane 0 of every consumer warp reading it (with multicast, of both CTAs)
+                sm90::mbar_init(&empty[s], 4 * STAGE_READERS * CLUSTER);
             }
             sm90::mbar_init_fence();
         }
-        barrier();
+        if constexpr (C::MC != 0) sm90::cluster_sync();  // the peer's barriers are ready before any arrival on them
+        else barrier();
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (thread_x() == 0) produce(P, smem, full, empty);
@@ -1079,6 +1114,8 @@ template <class C> struct WgmmaGemm {
             sm90::regs_alloc<CONSUMER_REGS>();
             consume(P, smem, full, empty, wg - 1);
         }
+        // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers
+        if constexpr (C::MC != 0) sm90::cluster_sync();
     }
 };
 

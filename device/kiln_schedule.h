@@ -113,6 +113,27 @@ template <class C> struct Schedule {
         return w;
     }
 
+    // Tile t of the walk of a two-CTA cluster (C::MC, multicast) for CTA `rank` of the pair: t walks the pairs as
+    // of_index walks tiles, over ceil(tiles_m / 2) x tiles_n pairs of M-adjacent tiles (MC 1) or tiles_m x
+    // ceil(tiles_n / 2) of N-adjacent ones (MC 2); rank 0 takes the pair's first tile, rank 1 the second, which lies
+    // past D's edge when the count along the pair is odd (it computes and stores nothing of D). Both take the pair's
+    // K range and stagger, so that they load the same K-tiles.
+    KILN_DEVICE static WorkTile of_cluster_index(const kiln_gemm_params &p, int t, int rank) {
+        static_assert(C::MC == 1 || C::MC == 2, "pairs along M or N");
+        WorkTile w;
+        const int pm = C::MC == 1 ? (p.tiles_m + 1) / 2 : p.tiles_m, pn = C::MC == 2 ? (p.tiles_n + 1) / 2 : p.tiles_n;
+        const int per_batch = pm * pn;
+        const int bs = t / per_batch;
+        w.batch = bs / C::GSU;
+        w.split = bs % C::GSU;
+        tile_coords(pm, pn, t % per_batch, w.tm, w.tn);
+        k_range(p, w, t);
+        if (C::MC == 1) w.tm = 2 * w.tm + rank;
+        else w.tn = 2 * w.tn + rank;
+        origin(p, w);
+        return w;
+    }
+
     // ---- grouped GEMMs ----
     KILN_DEVICE static int group_tiles(const kiln_gemm_params &p, const GroupCursor &c) {
         return (c.end - c.start + C::MT0 - 1) / C::MT0 * p.tiles_n;

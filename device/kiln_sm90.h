@@ -26,6 +26,16 @@ KILN_DEVICE void mbar_arrive(uint64_t *bar) {
 KILN_DEVICE void cp_async_mbar_arrive(uint64_t *bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
+// An arrival on the barrier at the same shared-memory offset in CTA `cta` of the cluster. The default semantics
+// (release at CTA scope): what it orders is the arriving warp's wgmma reads of the stage, done before it arrives;
+// .release.cluster made every arrival a fence, and the multicast kernels 3x slower.
+KILN_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
+    asm volatile(
+        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+        "r"(cta)
+        : "memory");
+}
 // Waits until the barrier's phase with the given parity has completed.
 KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
     const uint32_t addr = smem_addr(bar);
@@ -56,6 +66,16 @@ KILN_DEVICE void tma_load_3d(void *dst, const kiln_tma_desc *map, uint64_t *bar,
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
         ::"r"(smem_addr(dst)), "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+// The same box into the same shared-memory offset of every CTA in `ctas` (a bit per rank of the cluster), each
+// completing its bytes on the barrier at bar's offset in that CTA.
+KILN_DEVICE void tma_load_3d_multicast(void *dst, const kiln_tma_desc *map, uint64_t *bar, int c0, int c1, int c2,
+                                       uint16_t ctas) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4, %5}], [%2], %6;\n"
+        ::"r"(smem_addr(dst)), "l"((uint64_t)map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(ctas)
         : "memory");
 }
 
@@ -112,6 +132,18 @@ KILN_DEVICE void named_barrier(int id, int threads) {
 KILN_DEVICE void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// ---- thread-block clusters ----
+KILN_DEVICE uint32_t cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// Every thread of every CTA in the cluster: this one's earlier shared-memory accesses (and barrier inits) are
+// visible to the others' later ones.
+KILN_DEVICE void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // ldmatrix .x4 at a shared-memory address: four 8x8 matrices of 16-bit elements; lane l gives the row address of
 // row l % 8 of matrix l / 8, and receives row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of each matrix.
 KILN_DEVICE void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {

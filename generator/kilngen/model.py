@@ -48,6 +48,7 @@ class Solution:
     occ: int
     pk: int
     pr: int = 0
+    mc: int = 0
 
     @property
     def name(self) -> str:

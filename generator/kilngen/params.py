@@ -58,6 +58,7 @@ _AMD_ONLY_MMA = "has no 1LDSBuffer (its LDS ring has pgr + 1 stages; use pgr)"
 _TMA_ROWS = "loads with TMA, which needs 16-byte aligned rows"
 _TMA_PAD = "uses the 128-byte TMA swizzle, not padding"
 _FP32_ACC = "adds every matrix instruction's products into FP32 accumulators (nothing to promote)"
+_NO_CLUSTER = "launches workgroups alone (thread-block clusters are the wgmma family's)"
 _ONE_PER_TILE = "launches one workgroup per tile (persistent kernels are the wgmma family's)"
 
 # In name order: kernel names list every parameter, in this order, between the types and the family.
@@ -124,6 +125,12 @@ PARAMS = (
           "added to FP32 accumulators (1-4); 0 sums all of K in wgmma's accumulator (fast accumulation, only in a "
           "file with `accumulate: fast`). Block-scaled kernels promote every K-tile with their scales and take 0",
           fixed=((_MMA, 0, _FP32_ACC), (_MFMA, 0, _FP32_ACC), (_WMMA, 0, _FP32_ACC))),
+    Param("mc", "MC", 1, range(0, 3), 0,
+          "TMA multicast in clusters of two CTAs: 0 none; 1 the two CTAs take M-adjacent tiles of one column and "
+          "share B's K-tiles (each loads half of them into both); 2 they take N-adjacent tiles of one row and share "
+          "A's",
+          fixed=((_MMA, 0, _NO_CLUSTER), (_MFMA, 0, _NO_CLUSTER), (_WMMA, 0, _NO_CLUSTER)),
+          say="0 (none), 1 (pairs along M share B) or 2 (pairs along N share A)"),
 )
 PARAM = {p.field: p for p in PARAMS}
 PARAM_FIELDS = tuple(p.field for p in PARAMS)

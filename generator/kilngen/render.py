@@ -48,6 +48,7 @@ class KernelView:
     split: str          # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
     wgmma_half: tuple   # wgmma: the half-width instruction of split promotion (empty otherwise)
     sync: str           # wgmma, prepacked weights: the warps issue mma.sync m16n8k16 instead of wgmma
+    cluster: int = 1    # wgmma: CTAs per thread-block cluster (2 with multicast, mc)
 
 
 def _cbool(v: bool) -> str:
@@ -76,7 +77,7 @@ def kernel_view(sol: Solution) -> KernelView:
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
         grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
-        sync=_cbool(sol.spec.sync(sol)))
+        sync=_cbool(sol.spec.sync(sol)), cluster=2 if sol.mc else 1)
 
 
 def solution_row(sol: Solution) -> dict:
@@ -89,6 +90,7 @@ def solution_row(sol: Solution) -> dict:
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
         "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL", "persistent": sol.pk,
+        "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
     }
 

@@ -256,5 +256,21 @@ def _block_pk(sol):
         return "2 (ping-pong) waits on every K-tile of a block-scaled mainloop, which serializes the two consumers"
 
 
+def _multicast(sol):
+    """Two CTAs of a cluster share one operand's K-tiles (kiln_gemm_wgmma.h, MC): they walk the tiles in pairs, so
+    both tiles of a pair must have the same K loop and the shared operand's tile rows must split into two halves of
+    whole 8-row swizzle groups."""
+    if sol.mc == 0:
+        return None
+    if sol.problem.spec.grouped:
+        return f"{sol.mc}: a grouped kernel's neighbouring tiles may lie in different groups; multicast is for one GEMM"
+    if swap(sol):
+        return f"{sol.mc}: prepacked-weight kernels read B through registers; multicast is for the SS kernels"
+    rows = sol.mt[1] if sol.mc == 1 else sol.mt[0]
+    if rows % 16:
+        return (f"{sol.mc}: the shared operand's {rows} tile rows do not split into two halves of whole 8-row swizzle "
+                f"groups")
+
+
 RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
-         ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu), ("mt", grouped_depth))
+         ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu), ("mt", grouped_depth), ("mc", _multicast))

@@ -323,8 +323,10 @@ static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *al
         st = encode_maps(h, sol, p, args, &P);
         if (st != KILN_STATUS_SUCCESS)
             return st;
-        int64_t sms = h->limits.sm_count;
-        grid[0] = (uint32_t)(sol->persistent && sms > 0 && sms < g.grid_x ? sms : g.grid_x);
+        /* persistent: a cluster per pair of SMs (Hopper's SMs come in pairs, each pair in one GPC, so that all of
+         * them hold a two-CTA cluster at once) */
+        int64_t slots = h->limits.sm_count / g.cluster;
+        grid[0] = (uint32_t)(g.cluster * (sol->persistent && slots > 0 && slots < g.grid_x ? slots : g.grid_x));
         arg = &P;
         arg_bytes = sizeof P;
     }

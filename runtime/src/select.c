@@ -142,10 +142,17 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
         g->grid_x = rows <= INT64_MAX / g->grid_x ? g->grid_x * rows : INT64_MAX;
         g->grid_z = 1;
     } else if (kiln_solution_wgmma(s)) {
-        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it). */
+        /* Every tile of every batch and split on grid x (saturating: the size predicate then rejects it); with
+         * multicast, every pair of tiles (the last tile of an odd row or column count pairs with one past the
+         * edge, which stores nothing). */
+        if (s->multicast == 1)
+            g->grid_x = ceil_div(g->tiles_m, 2) * g->tiles_n;
+        else if (s->multicast == 2)
+            g->grid_x = g->tiles_m * ceil_div(g->tiles_n, 2);
         g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
         g->grid_z = 1;
     }
+    g->cluster = kiln_solution_wgmma(s) && s->multicast ? 2 : 1;
     g->reduce_grid_x = 0;
     g->workspace_bytes = 0;
     if (s->gsu > 1) {
@@ -177,7 +184,7 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
 {
     const kiln_problem *p = in->problem;
     if (s->mt0 < 1 || s->mt1 < 1 || s->depth_u < 1 || s->gsu < 1 || s->align_a < 1 || s->align_b < 1 ||
-        s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0)
+        s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0 || s->multicast < 0 || s->multicast > 2)
         return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
     kiln_arch_id arch = kiln_arch_from_name(in->arch);
     if (s->arch != arch || arch == KILN_ARCH_UNKNOWN || s->a_type != p->a_type || s->b_type != p->b_type ||
@@ -222,7 +229,7 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
             max_x = UINT32_MAX;
         if (max_z > UINT32_MAX)
             max_z = UINT32_MAX;
-        if (g.grid_x > max_x || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
+        if (g.grid_x > max_x / g.cluster || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
             g.k_tiles_per_split > INT32_MAX ||
             ((kiln_solution_wgmma(s) || p->group_mode != KILN_GROUP_NONE) &&
              g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles; the grouped walk's tile index (int) */
@@ -374,8 +381,11 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
 static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k,
                          int64_t groups, int sms)
 {
-    double tiles =
-        (double)ceil_div(m, s->mt0) * (double)ceil_div(n, s->mt1) * (double)p->batch * (double)groups * s->gsu;
+    /* multicast kernels take tiles in pairs along M (1) or N (2) */
+    int64_t tm = ceil_div(m, s->mt0), tn = ceil_div(n, s->mt1);
+    tm = s->multicast == 1 ? 2 * ceil_div(tm, 2) : tm;
+    tn = s->multicast == 2 ? 2 * ceil_div(tn, 2) : tn;
+    double tiles = (double)tm * (double)tn * (double)p->batch * (double)groups * s->gsu;
     double kiters = ceil((double)ceil_div(k, s->depth_u) / s->gsu);
     return ceil(tiles / sms) * (kiters + 1.0);
 }

@@ -105,6 +105,8 @@ typedef struct kiln_geometry {
     int64_t grid_x, grid_z;     /* GEMM kernel: tiles_m * tiles_n, batch * gsu; wgmma family: every tile on x,
                                  * tiles_m * tiles_n * batch * gsu (= kiln_tma_params.num_tiles; INT64_MAX if that
                                  * overflows), and 1 (the launch grid x is then min(tiles, SMs) when persistent) */
+    int64_t cluster;            /* CTAs per cluster: 2 for multicast wgmma kernels (grid_x then counts pairs of
+                                 * tiles, and the launch has two CTAs per pair or per persistent cluster), else 1 */
     int64_t reduce_grid_x;      /* reduce kernel: ceil(m * n / KILN_REDUCE_THREADS); 0 when gsu == 1 */
     uint64_t workspace_bytes;   /* gsu > 1: gsu * batch * m * n * 4, UINT64_MAX if that overflows; else 0 */
 } kiln_geometry;

@@ -69,10 +69,12 @@ kiln_reject kiln_tma_maps(const kiln_solution *s, const kiln_problem *p, const k
     uint64_t b_cols = (uint64_t)(p->b_prepacked ? p->ldb : p->k);
     /* grouped problems: B has one matrix per group, and so do A and D when masked */
     uint64_t ab = (uint64_t)kiln_problem_a_batches(p), bb = (uint64_t)kiln_problem_b_batches(p);
+    /* multicast: each CTA of a pair loads half of the shared operand's tile rows (into both CTAs) */
+    int a_rows = s->multicast == 2 ? s->mt0 / 2 : s->mt0, b_rows = s->multicast == 1 ? s->mt1 / 2 : s->mt1;
     kiln_reject r = operand_map('A', KILN_REJECT_ALIGN_A, ea, (uint64_t)p->k, (uint64_t)p->m, ab, p->lda, p->stride_a,
-                                s->mt0, args ? args->a : NULL, &maps[0], why, why_len);
+                                a_rows, args ? args->a : NULL, &maps[0], why, why_len);
     if (r == KILN_FITS)
-        r = operand_map('B', KILN_REJECT_ALIGN_B, eb, b_cols, (uint64_t)p->n, bb, p->ldb, p->stride_b, s->mt1,
+        r = operand_map('B', KILN_REJECT_ALIGN_B, eb, b_cols, (uint64_t)p->n, bb, p->ldb, p->stride_b, b_rows,
                         args ? args->b : NULL, &maps[1], why, why_len);
     return r;
 }

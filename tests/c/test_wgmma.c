@@ -344,6 +344,46 @@ static void test_scale_maps(void)
           "k-grouped batches");
 }
 
+/* Multicast solutions (clusters of two CTAs): grid x counts pairs of tiles along M (1) or N (2), an odd count's
+ * last tile pairing with one past D's edge; the shared operand's map has half the tile's rows per box; the size
+ * predicate counts two CTAs per pair. */
+static void test_multicast_geometry(void)
+{
+    kiln_solution s = kiln_solutions[FAKE_WG_FP8]; /* 128x128x128 */
+    kiln_problem p = wgmma_problem(2112, 1024, 4096); /* 17 x 8 tiles */
+    p.batch = 3;
+    kiln_geometry g;
+    kiln_tma_map maps[2];
+    char why[200];
+    kiln_solution_geometry(&s, &p, &g);
+    CHECK(g.grid_x == 17 * 8 * 3 && g.cluster == 1, "no multicast: %lld tiles, cluster %lld", (long long)g.grid_x,
+          (long long)g.cluster);
+    s.multicast = 1;
+    kiln_solution_geometry(&s, &p, &g);
+    CHECK(g.tiles_m == 17 && g.grid_x == 9 * 8 * 3 && g.cluster == 2, "pairs along M: %lld", (long long)g.grid_x);
+    CHECK(kiln_tma_maps(&s, &p, NULL, maps, why, sizeof why) == KILN_FITS && maps[0].box[1] == 128 &&
+              maps[1].box[1] == 64,
+          "B's boxes are half a tile: %u %u (%s)", maps[0].box[1], maps[1].box[1], why);
+    s.multicast = 2;
+    p.n = 1152; /* 9 tiles along N */
+    kiln_solution_geometry(&s, &p, &g);
+    CHECK(g.grid_x == 17 * 5 * 3 && g.cluster == 2, "pairs along N: %lld", (long long)g.grid_x);
+    CHECK(kiln_tma_maps(&s, &p, NULL, maps, why, sizeof why) == KILN_FITS && maps[0].box[1] == 64 &&
+              maps[1].box[1] == 128,
+          "A's boxes are half a tile: %u %u (%s)", maps[0].box[1], maps[1].box[1], why);
+    /* the grid bound: two CTAs a pair */
+    kiln_select_input in;
+    memset(&in, 0, sizeof in);
+    in.problem = &p;
+    in.arch = "sm90";
+    in.max_grid_x = 2 * g.grid_x - 1;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_SIZE, "2 x pairs past max_grid_x: %s", why);
+    in.max_grid_x = 2 * g.grid_x;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_FITS, "2 x pairs within max_grid_x: %s", why);
+    s.multicast = 3;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "multicast 3: %s", why);
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -352,5 +392,6 @@ int main(void)
     EXPECT(kiln_destroy(h), KILN_STATUS_SUCCESS);
     test_wgmma_backends();
     test_scale_maps();
+    test_multicast_geometry();
     return test_summary("test_wgmma");
 }
