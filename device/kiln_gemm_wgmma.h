@@ -83,7 +83,7 @@ template <class C> struct WgmmaGemm {
     static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (SA_FLOATS + C::MT1) * 4 : 0;
     static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
-    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && !C::GROUPED && SUBTILE_D >= EPI_SMALL &&
+    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && SUBTILE_D >= EPI_SMALL &&
                                   CPC * ED % 128 == 0 &&  // whole 128-byte boxes across a consumer's columns
                                   RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
                                       227 * 1024;
@@ -639,9 +639,17 @@ template <class C> struct WgmmaGemm {
         }
         const uint32_t base = smem_addr(region);
         if constexpr (TMA_D) {
-            if (P.d_tma == 128) {  // (a 64-byte-row variant was no faster, and took registers)
+            // Grouped: the copy engine writes whole 64-row boxes, so only tiles whose rows all belong to their group
+            // (or whose group ends at D's last row, where the map clips) go through it; a group's last partial tile
+            // row takes the staged path, which stores its rows one by one.
+            const bool whole = !C::GROUPED || T.m_end == p.m || T.m0 + C::MT0 <= T.m_end;
+            if (P.d_tma == 128 && whole) {  // (a 64-byte-row variant was no faster, and took registers)
                 epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane);
                 return;
+            }
+            if (C::GROUPED && P.d_tma) {  // the staging region may still be read by an earlier tile's stores
+                if (tid == 0) sm90::bulk_wait_read<0>();
+                sm90::named_barrier(1 + cw, 128);
             }
         }
 #pragma unroll

@@ -52,7 +52,7 @@ struct Config {
         }
     };
 };
-static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 124016, "shared memory as the generator computed it");
+static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 132208, "shared memory as the generator computed it");
 static_assert(kiln::WgmmaGemm<Config>::THREADS == 256, "threads as the generator computed them");
 }  // namespace
 

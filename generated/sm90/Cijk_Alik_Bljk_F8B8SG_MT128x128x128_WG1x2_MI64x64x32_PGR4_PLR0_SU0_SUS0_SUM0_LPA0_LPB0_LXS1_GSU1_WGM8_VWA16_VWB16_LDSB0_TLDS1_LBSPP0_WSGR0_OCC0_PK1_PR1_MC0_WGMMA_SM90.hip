@@ -52,7 +52,7 @@ struct Config {
         }
     };
 };
-static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 197712, "shared memory as the generator computed it");
+static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 230480, "shared memory as the generator computed it");
 static_assert(kiln::WgmmaGemm<Config>::THREADS == 384, "threads as the generator computed them");
 }  // namespace
 

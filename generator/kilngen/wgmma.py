@@ -104,7 +104,7 @@ LDS_LIMIT = 227 * 1024  # dynamic shared memory a CTA may have on sm_90a
 def tma_d(sol) -> bool:
     """Whether the kernel keeps each consumer's whole sub-tile of D in shared memory for the TMA-store epilogue
     (kiln_gemm_wgmma.h, TMA_D): no split-K, no prepacked B, and it fits beside the ring."""
-    if swap(sol) or sol.gsu != 1 or sol.problem.spec.grouped:  # grouped: rows past a group's end are not stored
+    if swap(sol) or sol.gsu != 1:  # (grouped: a group's partial last tile row takes the staged path)
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes

@@ -90,19 +90,20 @@ static int d_box_bytes(void)
 int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_args *args, kiln_tma_map *m)
 {
     int ed = (int)kiln_dtype_bytes(p->d_type), box = d_box_bytes();
-    /* grouped: a box's rows may cross a group's end, past which D is not written */
-    if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d ||
-        p->group_mode != KILN_GROUP_NONE)
+    /* grouped: D's batches are the groups' (masked, k-grouped); the kernel stores through the map only tiles whose
+     * rows all belong to their group */
+    int64_t batches = kiln_problem_d_batches(p);
+    if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d)
         return 0;
     /* the kernel's TMA-store epilogue applies alpha and tensor scales only */
     if (p->has_c || p->has_bias || p->activation != KILN_ACT_NONE || p->scale_a == KILN_SCALE_VECTOR ||
         p->scale_b == KILN_SCALE_VECTOR)
         return 0;
     /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
-    if (p->m < 1 || p->n < 1 || p->batch < 1 || p->ldd < 1 || (p->batch > 1 && p->stride_d < 1) || (p->n * ed) % 16)
+    if (p->m < 1 || p->n < 1 || batches < 1 || p->ldd < 1 || (batches > 1 && p->stride_d < 1) || (p->n * ed) % 16)
         return 0;
     /* the layout of A's and B's maps (128-byte boxes, 128-byte swizzle) by 64-row boxes, held to the same limits */
-    kiln_reject r = operand_map('D', KILN_REJECT_PROBLEM, ed, (uint64_t)p->n, (uint64_t)p->m, (uint64_t)p->batch,
+    kiln_reject r = operand_map('D', KILN_REJECT_PROBLEM, ed, (uint64_t)p->n, (uint64_t)p->m, (uint64_t)batches,
                                 p->ldd, p->stride_d, KILN_TMA_D_BOX_ROWS, args->d, m, NULL, 0);
     return r == KILN_FITS ? box : 0;
 }

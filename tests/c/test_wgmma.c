@@ -384,6 +384,30 @@ static void test_multicast_geometry(void)
     CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "multicast 3: %s", why);
 }
 
+/* D's map for grouped problems: the kernels store whole tiles of a group through it (contiguous: D is one matrix
+ * of all groups' rows; masked and k-grouped: a batch per group). */
+static void test_grouped_d_map(void)
+{
+    kiln_solution s = kiln_solutions[FAKE_WG_FP8];
+    kiln_args args = good_args();
+    kiln_tma_map m;
+    kiln_problem p = wgmma_problem(1000, 512, 256);
+    p.group_mode = KILN_GROUP_CONTIGUOUS;
+    p.groups = 5;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128 && m.dims[0] == 512 && m.dims[1] == 1000 && m.dims[2] == 1 &&
+              m.box[1] == 64,
+          "contiguous: one matrix of all rows (%llu x %llu x %llu)", (unsigned long long)m.dims[0],
+          (unsigned long long)m.dims[1], (unsigned long long)m.dims[2]);
+    p.group_mode = KILN_GROUP_MASKED;
+    p.stride_d = 1000 * 512;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128 && m.dims[2] == 5 && m.strides[1] == 1000 * 512 * 4,
+          "masked: a batch per group (%llu)", (unsigned long long)m.dims[2]);
+    p.group_mode = KILN_GROUP_K;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128 && m.dims[2] == 5, "k-grouped: a batch per group");
+    p.has_bias = 1; /* the TMA-store epilogue has no bias: the staged path */
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "bias: no D map");
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -393,5 +417,6 @@ int main(void)
     test_wgmma_backends();
     test_scale_maps();
     test_multicast_geometry();
+    test_grouped_d_map();
     return test_summary("test_wgmma");
 }
