@@ -571,30 +571,56 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // The TMA-store epilogue (TMA_D kernels; d_tma: the runtime maps D only for tensor scales: no vector scales,
-    // bias, activation or C). A box is one 64-row wgmma block of the consumer's sub-tile by BOXB = 128 bytes of D
-    // (the map's swizzle); the consumer's staging region holds its whole sub-tile. Per box: alpha * scales on the
-    // accumulators, the output type into the box (conflict-free under the swizzle), fence.proxy.async, one barrier
-    // of the consumer, and thread 0 issues the bulk store. Before a tile's first box is rewritten, thread 0 waits
-    // until the previous tile's stores have read their boxes (by then a whole mainloop later) and the consumer's
-    // barrier passes that on. The consumer goes back to its mainloop while the copy engine writes D. The per-element
-    // column factors and activation stay on the staged path: unrolled over 128 accumulators they made the kernel
-    // 260 KB of SASS, stalled on instruction fetch (2.7x slower at 4096x32768x512).
-    template <int BOXB>
+    // The TMA-store epilogue (TMA_D kernels; d_tma: the runtime maps D where there is no activation and no C). A box
+    // is one 64-row wgmma block of the consumer's sub-tile by BOXB = 128 bytes of D (the map's swizzle); the
+    // consumer's staging region holds its whole sub-tile. Per box: the scales on the accumulators, the output type
+    // into the box (conflict-free under the swizzle), fence.proxy.async, one barrier of the consumer, and thread 0
+    // issues the bulk store. Before a tile's first box is rewritten, thread 0 waits until the previous tile's stores
+    // have read their boxes (by then a whole mainloop later) and the consumer's barrier passes that on. The consumer
+    // goes back to its mainloop while the copy engine writes D.
+    // VEC (row scales scale_a[m], column scales scale_b[n], a bias row): each thread reads the row scales of its
+    // 2 x REP rows once per tile, and per box the column scales and bias of its 2 x DCOLS / 8 columns, so that an
+    // element is one multiply-add. The activations stay on the staged path: unrolled over 128 accumulators with the
+    // column factors, an earlier version made the kernel 260 KB of SASS, stalled on instruction fetch (2.7x slower
+    // at 4096x32768x512).
+    template <int BOXB, bool VEC>
     KILN_DEVICE static void epilogue_tma(const kiln_tma_params &P, const Tile &T, float (&acc)[REP][ACC],
-                                         uint8_t *region, int cw, int cm, int cn, int tid, int warp, int lane) {
+                                         const EpilogueScales &sc, const void *bias, uint8_t *region, int cw, int cm,
+                                         int cn, int tid, int warp, int lane) {
         constexpr int DCOLS = BOXB / ED, BOX = 64 * BOXB;
         static_assert(CPC % DCOLS == 0 && (CPC / DCOLS) * REP * BOX == EPI_REGION, "the boxes tile the sub-tile");
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
         const int row0 = T.m0 + cm * RPC, col0 = T.n0 + cn * CPC;
-        const float scale = epilogue_scales(p).tensor;
+        const float scale = sc.tensor;
+        float rf[REP][2];  // VEC: tensor x row scale of the thread's rows
+        if constexpr (VEC) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const int row = row0 + r * 64 + warp * 16 + g + 8 * i;
+                    rf[r][i] = sc.row && row < T.m_end ? scale * sc.row[row] : scale;
+                }
+        }
         const uint32_t base = smem_addr(region);
         if (tid == 0) sm90::bulk_wait_read<0>();  // the previous tile's stores have read the boxes
         sm90::named_barrier(1 + cw, 128);
 #pragma unroll
         for (int ch = 0; ch < CPC / DCOLS; ++ch) {
             const int colc = col0 + ch * DCOLS;
+            float cf[DCOLS / 8][2], cb[DCOLS / 8][2];  // VEC: the column scales and bias of the thread's columns
+            if constexpr (VEC) {
+#pragma unroll
+                for (int c = 0; c < DCOLS / 8; ++c)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const int col = colc + c * 8 + 2 * q + j;
+                        const bool in = col < p.n;
+                        cf[c][j] = sc.col && in ? sc.col[col] : 1.f;
+                        cb[c][j] = bias && in ? load_any(bias, p.bias_type, col) : 0.f;
+                    }
+            }
 #pragma unroll
             for (int r = 0; r < REP; ++r) {
                 const uint32_t buf = base + (ch * REP + r) * BOX;
@@ -603,7 +629,11 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
                     for (int i = 0; i < 2; ++i) {
                         const int e = ((ch * DCOLS) / 8 + c) * 4 + 2 * i;
-                        const float v[2] = {acc[r][e] * scale, acc[r][e + 1] * scale};
+                        float v[2] = {acc[r][e] * scale, acc[r][e + 1] * scale};
+                        if constexpr (VEC) {
+                            v[0] = fmaf(acc[r][e], rf[r][i] * cf[c][0], cb[c][0]);
+                            v[1] = fmaf(acc[r][e + 1], rf[r][i] * cf[c][1], cb[c][1]);
+                        }
                         Pair<TD> out;
                         store_f32(&out.x, 0, v[0]);
                         store_f32(&out.y, 0, v[1]);
@@ -644,7 +674,11 @@ template <class C> struct WgmmaGemm {
             // row takes the staged path, which stores its rows one by one.
             const bool whole = !C::GROUPED || T.m_end == p.m || T.m0 + C::MT0 <= T.m_end;
             if (P.d_tma == 128 && whole) {  // (a 64-byte-row variant was no faster, and took registers)
-                epilogue_tma<128>(P, T, acc, region, cw, cm, cn, tid, warp, lane);
+                const void *bias = operands(p, T).bias;
+                if (sc.row || sc.col || bias)
+                    epilogue_tma<128, true>(P, T, acc, sc, bias, region, cw, cm, cn, tid, warp, lane);
+                else
+                    epilogue_tma<128, false>(P, T, acc, sc, bias, region, cw, cm, cn, tid, warp, lane);
                 return;
             }
             if (C::GROUPED && P.d_tma) {  // the staging region may still be read by an earlier tile's stores
