@@ -87,6 +87,7 @@ template <class C> struct WgmmaGemm {
                                   CPC * ED % 128 == 0 &&  // whole 128-byte boxes across a consumer's columns
                                   RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
                                       227 * 1024;
+    static constexpr bool TMA_VEC = TMA_D && !C::BLOCK_SCALES;  // the TMA-store epilogue with vector scales, bias
     static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
     static constexpr int SCALE_OFFSET = RING_BYTES + EPI_BYTES;
@@ -673,12 +674,19 @@ template <class C> struct WgmmaGemm {
             // (or whose group ends at D's last row, where the map clips) go through it; a group's last partial tile
             // row takes the staged path, which stores its rows one by one.
             const bool whole = !C::GROUPED || T.m_end == p.m || T.m0 + C::MT0 <= T.m_end;
-            if (P.d_tma == 128 && whole) {  // (a 64-byte-row variant was no faster, and took registers)
-                const void *bias = operands(p, T).bias;
-                if (sc.row || sc.col || bias)
-                    epilogue_tma<128, true>(P, T, acc, sc, bias, region, cw, cm, cn, tid, warp, lane);
-                else
-                    epilogue_tma<128, false>(P, T, acc, sc, bias, region, cw, cm, cn, tid, warp, lane);
+            // (a 64-byte-row variant was no faster, and took registers)
+            if (P.d_tma == 128 && whole) {
+                // The row/column-scale and bias variant only where a problem can have vector scales: in the
+                // block-scaled kernels its code alone (never run there) made the grouped kernel 15% slower; the
+                // runtime maps no D for a block-scaled problem with a bias (tma.c).
+                if constexpr (TMA_VEC) {
+                    const void *bias = operands(p, T).bias;
+                    if (sc.row || sc.col || bias) {
+                        epilogue_tma<128, true>(P, T, acc, sc, bias, region, cw, cm, cn, tid, warp, lane);
+                        return;
+                    }
+                }
+                epilogue_tma<128, false>(P, T, acc, sc, nullptr, region, cw, cm, cn, tid, warp, lane);
                 return;
             }
             if (C::GROUPED && P.d_tma) {  // the staging region may still be read by an earlier tile's stores

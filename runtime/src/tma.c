@@ -95,8 +95,10 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
     int64_t batches = kiln_problem_d_batches(p);
     if (box == 0 || s->gsu != 1 || p->b_prepacked || (ed != 2 && ed != 4) || !args || !args->d)
         return 0;
-    /* the kernel's TMA-store epilogue applies alpha, tensor, row and column scales and the bias */
-    if (p->has_c || p->activation != KILN_ACT_NONE)
+    /* the kernel's TMA-store epilogue applies alpha, tensor, row and column scales and the bias (block-scaled
+     * kernels: alpha only; they leave the bias to the staged path) */
+    int block = p->scale_a == KILN_SCALE_BLOCK || p->scale_b == KILN_SCALE_BLOCK;
+    if (p->has_c || p->activation != KILN_ACT_NONE || (block && p->has_bias))
         return 0;
     /* rows of whole 16-byte units: the copy engine writes the last unit of a row whole, past N */
     if (p->m < 1 || p->n < 1 || batches < 1 || p->ldd < 1 || (batches > 1 && p->stride_d < 1) || (p->n * ed) % 16)

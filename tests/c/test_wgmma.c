@@ -105,16 +105,21 @@ static void test_run_wgmma(kiln_handle h)
     fake_reset();
     EXPECT(kiln_run(h, &q, NULL, &odd, NULL, 0, NULL), KILN_STATUS_SUCCESS);
     CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "D off 16 bytes: no D map");
-    /* an epilogue beyond alpha and tensor scales (here a bias, then per-column scales) takes the staged path */
+    /* a bias and per-column scales go through the TMA-store epilogue too; an activation takes the staged path */
     q.has_bias = 1;
     fake_reset();
     EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "bias: no D map");
+    CHECK(fake.launches == 1 && fake.encodes == 3 && fake.last[0].tma.d_tma == 128, "bias: D map");
     q.has_bias = 0;
     q.scale_b = KILN_SCALE_VECTOR;
     fake_reset();
     EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
-    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "scale_b[n]: no D map");
+    CHECK(fake.launches == 1 && fake.encodes == 3 && fake.last[0].tma.d_tma == 128, "scale_b[n]: D map");
+    q.activation = KILN_ACT_GELU;
+    fake_reset();
+    EXPECT(kiln_run(h, &q, NULL, &args, NULL, 0, NULL), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && fake.encodes == 2 && fake.last[0].tma.d_tma == 0, "activation: no D map");
+    q.activation = KILN_ACT_NONE;
 
     /* fewer tiles than SMs: one CTA per tile; at batch 1 the batch stride is the matrix (stride_a is ignored) */
     p = wgmma_problem(256, 256, 256);
@@ -404,8 +409,15 @@ static void test_grouped_d_map(void)
           "masked: a batch per group (%llu)", (unsigned long long)m.dims[2]);
     p.group_mode = KILN_GROUP_K;
     CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128 && m.dims[2] == 5, "k-grouped: a batch per group");
-    p.has_bias = 1; /* the TMA-store epilogue has no bias: the staged path */
-    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "bias: no D map");
+    p.has_bias = 1; /* row/column scales and a bias go through the TMA-store epilogue */
+    p.scale_a = p.scale_b = KILN_SCALE_VECTOR;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128, "row/column scales and bias: D map");
+    p.scale_a = p.scale_b = KILN_SCALE_BLOCK; /* block-scaled kernels leave a bias to the staged path */
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "block scales with a bias: no D map");
+    p.has_bias = 0;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128, "block scales: D map");
+    p.activation = KILN_ACT_RELU; /* activations stay staged */
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "activation: no D map");
 }
 
 int main(void)
