@@ -132,12 +132,8 @@ KILN_DEVICE void named_barrier(int id, int threads) {
 KILN_DEVICE void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// ---- thread-block clusters ----
-KILN_DEVICE uint32_t cluster_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
+
+// ---- thread-block clusters (a CTA's rank in a cluster of __cluster_dims__(2, 1, 1) is blockIdx.x % 2) ----
 // Every thread of every CTA in the cluster: this one's earlier shared-memory accesses (and barrier inits) are
 // visible to the others' later ones.
 KILN_DEVICE void cluster_sync() {
