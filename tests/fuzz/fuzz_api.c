@@ -230,8 +230,8 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         int ea = (int)kiln_dtype_bytes(p->a_type), eb = (int)kiln_dtype_bytes(p->b_type);
         int ed = (int)kiln_dtype_bytes(p->d_type);
         /* D goes through a map exactly where the kernel can store through one and D allows it */
-        int plain = !p->has_c && !p->has_bias && p->activation == KILN_ACT_NONE && p->scale_a != KILN_SCALE_VECTOR &&
-                    p->scale_b != KILN_SCALE_VECTOR;
+        int block = p->scale_a == KILN_SCALE_BLOCK || p->scale_b == KILN_SCALE_BLOCK;
+        int plain = !p->has_c && p->activation == KILN_ACT_NONE && !(block && p->has_bias);
         __int128 d_row = (__int128)p->ldd * ed, d_batch = p->batch > 1 ? (__int128)p->stride_d * ed : d_row * p->m;
         int d_ok = plain && s->gsu == 1 && !p->b_prepacked && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
                    d_row > 0 && d_batch > 0 && d_row % 16 == 0 && d_batch % 16 == 0 && (p->n * ed) % 16 == 0 &&
