@@ -11,7 +11,9 @@ The tuning YAML (docs/tuning.md):
     benchmark: {a, b, d}        the one problem type that is timed (default: the first of `problem`); a grouped kind
                                 also `groups: G` (required) and `group_mode: contiguous|masked|k` (default
                                 contiguous): kiln_bench times each size as G equal groups, the size being one group's
-                                (rows per group, n, k), which is how selection sizes a grouped problem
+                                (rows per group, n, k), which is how selection sizes a grouped problem;
+                                fp8_scaled and fp8_grouped also `scales: tensor|row` (default tensor): row times the
+                                problems with row and column scales (kiln_bench --row-scales)
     defaults: {...}             parameters every candidate takes unless its entry says otherwise
     space: [...]                solution entries and fork entries, as in a solution file's `solutions`
     filters: [{name, drop}]     named filters: `drop` is an expression over the parameters (mt, wg, pgr, gsu, ...,
@@ -77,6 +79,7 @@ class Tuning:
     ci: int
     groups: int = 0         # grouped kinds: the equal groups each size is timed on (kiln_bench --groups)
     group_mode: str = ""    # and their layout (kiln_bench --group-mode)
+    scales: str = "tensor"  # fp8 x fp8 tensor/row kinds: the scales timed (row: kiln_bench --row-scales)
 
 
 _ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
@@ -121,26 +124,36 @@ def _sizes(source: str, node) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
-BENCHMARK_KEYS = ("a", "b", "d", "layout", "groups", "group_mode")
+BENCHMARK_KEYS = ("a", "b", "d", "layout", "groups", "group_mode", "scales")
+SCALES = ("tensor", "row")  # benchmark.scales: tensor scales, or row (A) and column (B) scales
 GROUP_MODES = ("contiguous", "masked", "k")  # kiln_bench --group-mode
 MAX_GROUPS = schema.MAX_TIMED_GROUPS  # kiln_bench --groups, and the written logic's selection.groups
 
 
+ROW_SCALED_KINDS = (Kind.FP8_SCALED, Kind.FP8_GROUPED)  # problems with tensor or row/column scales
+
+
 def _benchmark_groups(path: Path, source: str, kind: Kind) -> tuple:
-    """(groups, group_mode) of the `benchmark` mapping, (0, "") for a kind that is not grouped. Read from the YAML
-    nodes, so that a bad value names file:line: key as solution files do."""
+    """(groups, group_mode, scales) of the `benchmark` mapping; (0, "") for the groups of a kind that is not grouped.
+    Read from the YAML nodes, so that a bad value names file:line: key as solution files do."""
     try:
         with yamlread.document(path, source) as (r, root):
             top = r.mapping(root, "document")
             node = top["benchmark"][1] if "benchmark" in top else None
             empty = node is None or (isinstance(node, yaml.ScalarNode) and r.scalar(node, "benchmark") is None)
             items = {} if empty else r.mapping(node, "benchmark", BENCHMARK_KEYS, prefix="benchmark")
+            scales = "tensor"
+            if "scales" in items:
+                if kind not in ROW_SCALED_KINDS:
+                    r.fail(items["scales"][0], "benchmark.scales", f"{kind.value} takes no row scales; only "
+                           + ", ".join(k.value for k in ROW_SCALED_KINDS) + " take it")
+                scales = r.choice(items["scales"][1], "benchmark.scales", SCALES, "scale mode")
             if not KIND_INFO[kind].grouped:
                 given = next((key for key in ("groups", "group_mode") if key in items), None)
                 if given:
                     r.fail(items[given][0], f"benchmark.{given}", f"{kind.value} is not a grouped kind; only "
                            + ", ".join(k.value for k, spec in KIND_INFO.items() if spec.grouped) + " take it")
-                return 0, ""
+                return 0, "", scales
             if "groups" not in items:
                 r.fail(top["benchmark"][0] if "benchmark" in top else top["problem"][0], "benchmark.groups",
                        f"required key missing: {kind.value} is grouped; give the groups each size is timed on")
@@ -149,7 +162,7 @@ def _benchmark_groups(path: Path, source: str, kind: Kind) -> tuple:
                 r.fail(items["groups"][1], "benchmark.groups", f"{groups}: want 1..{MAX_GROUPS}")
             mode = (r.choice(items["group_mode"][1], "benchmark.group_mode", GROUP_MODES, "group mode")
                     if "group_mode" in items else "contiguous")
-            return groups, mode
+            return groups, mode, scales
     except yamlread.SchemaError as exc:
         raise TuneError(str(exc)) from None
 
@@ -182,7 +195,7 @@ def load(path: Path, root: Path) -> Tuning:
     if kind is None:
         raise TuneError(f"{source}: benchmark {a.value} x {b.value} is no kiln problem kind")
     benchmark = Problem(kind, a, b, d, Layout(bench.get("layout", first.get("layout", "TN"))))
-    groups, group_mode = _benchmark_groups(path, source, kind)
+    groups, group_mode, scales = _benchmark_groups(path, source, kind)
     sizes = _sizes(source, doc["sizes"])
     if group_mode == "k" and groups > 1:
         bad = next((s for s in sizes if s[2] % K_GROUP_ALIGN), None)
@@ -194,7 +207,7 @@ def load(path: Path, root: Path) -> Tuning:
     sel = doc.get("selection") or {}
     return Tuning(source, arch, family, prob, benchmark, dict(doc.get("defaults") or {}), list(doc["space"]), filters,
                   sizes, sel.get("distance", "log_mnk"), int(sel.get("neighbors", 4)), doc["output"],
-                  int(doc.get("ci", 3)), groups, group_mode)
+                  int(doc.get("ci", 3)), groups, group_mode, scales)
 
 
 # ---- candidates ----
@@ -332,6 +345,8 @@ def bench_command(t: Tuning, client: Path, size: tuple, iters: int, warmup: int,
         cmd.append("--block-scales")
     if t.problem.get("accumulate") == "fast":
         cmd.append("--fast-accum")
+    if t.scales == "row":
+        cmd.append("--row-scales")
     if t.groups:
         cmd += ["--groups", str(t.groups), "--group-mode", t.group_mode]
     return cmd
@@ -344,6 +359,11 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
     client = work / "build" / "kiln_bench"
     if not client.is_file():
         raise TuneError(f"{client} is missing: run the build stage first")
+    held_scales = results.get("scales", "tensor")  # (files from before the key: tensor scales)
+    if results["sizes"] and held_scales != t.scales:
+        raise TuneError(f"{path} holds times with {held_scales} scales, not {t.scales}: use another --work")
+    if t.scales != "tensor":
+        results["scales"] = t.scales
     if t.groups:  # a grouped run's times hold for its groups and layout only: never mix two in one results file
         setting = {"groups": t.groups, "group_mode": t.group_mode}
         held = results.get("grouped", setting)
@@ -424,6 +444,7 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "# distance log_mnk: kernel choice follows the orders of magnitude of M, N and K, so nearness is measured in",
              "# log2 space), scaled by the solution's waves and K iterations there, and takes the fastest prediction.",
              *_grouped_note(t),
+             *(["# The sizes were timed with row (A) and column (B) scales."] if t.scales == "row" else []),
              "schema: 1", f"arch: {t.arch.value}", f"family: {t.family.value}", "problem:", _problem_text(t.problem),
              "solutions:"]
     for name in order:

@@ -204,3 +204,35 @@ def test_grouped_bench_stage_runs_the_client_and_keeps_its_groups(tmp_path):
     other = replace(t, group_mode="contiguous", sizes=t.sizes + ((128, 4096, 7168),))
     with pytest.raises(tune.TuneError, match="holds times of 4 masked groups, not 4 contiguous groups"):
         tune.bench(other, tmp_path / "work", (1, 1), float("inf"), 2, 1)
+
+
+def test_row_scales_benchmark(tmp_path):
+    """benchmark.scales: row times row/column-scaled problems (kiln_bench --row-scales), the results file remembers it
+    and is not resumed with tensor-scale times, the logic says so; other kinds and values are refused with their line."""
+    p, _ = grouped_tuning(tmp_path, "benchmark: {a: e4m3, b: e4m3, d: bf16, groups: 4, scales: row}")
+    t = replace(tune.load(p, tmp_path), sizes=((32, 4096, 7168),))
+    assert t.scales == "row"
+    cmd = tune.bench_command(t, Path("kiln_bench"), (32, 4096, 7168), 10, 3, Path("out.json"))
+    assert "--row-scales" in cmd and "--block-scales" not in cmd
+    tensor = tune.load(REPO / "tuning" / "sm90_fp8_grouped.yaml", REPO)
+    assert tensor.scales == "tensor"
+    assert "--row-scales" not in tune.bench_command(tensor, Path("kiln_bench"), (1, 2, 3), 10, 3, Path("o.json"))
+    client = tmp_path / "work" / "build" / "kiln_bench"
+    client.parent.mkdir(parents=True)
+    client.write_text("#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
+                      "json.dump({'device': 'stand-in', 'rows': [{'name': 'k0', 'rank': 0, 'ms': 1.0, 'pass': True}]},"
+                      " open(a[a.index('--json') + 1], 'w'))\n")
+    client.chmod(0o755)
+    assert tune.bench(t, tmp_path / "work", (1, 1), float("inf"), 2, 1)["scales"] == "row"
+    with pytest.raises(tune.TuneError, match="holds times with row scales, not tensor"):
+        tune.bench(replace(t, scales="tensor", sizes=((64, 4096, 7168),)), tmp_path / "work", (1, 1), float("inf"),
+                   2, 1)
+    for benchmark, name, why in (
+            ("{a: e4m3, b: e4m3, d: bf16, groups: 4, scales: column}", "sm90_fp8_grouped.yaml",
+             "benchmark.scales: unknown scale mode 'column'"),
+            ("{a: e4m3, b: e4m3, d: bf16, groups: 4, scales: row}", "sm90_fp8_block_grouped.yaml",
+             "benchmark.scales: fp8_block_grouped takes no row scales; only fp8_scaled, fp8_grouped take it")):
+        p, line = grouped_tuning(tmp_path, f"benchmark: {benchmark}", name)
+        with pytest.raises(tune.TuneError) as err:
+            tune.load(p, tmp_path)
+        assert str(err.value).startswith(f"t.yaml:{line}: ") and why in str(err.value), str(err.value)
