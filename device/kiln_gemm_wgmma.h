@@ -593,7 +593,8 @@ template <class C> struct WgmmaGemm {
         const kiln_gemm_params &p = P.p;
         const int g = lane >> 2, q = lane & 3;
         const int row0 = T.m0 + cm * RPC, col0 = T.n0 + cn * CPC;
-        const float scale = sc.tensor;
+        // (the same value both ways; each is the code its kernels were measured with)
+        const float scale = TMA_VEC ? sc.tensor : epilogue_scales(p).tensor;
         float rf[REP][2];  // VEC: tensor x row scale of the thread's rows
         if constexpr (VEC) {
 #pragma unroll
