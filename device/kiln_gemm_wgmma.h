@@ -135,7 +135,7 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static bool tile(const kiln_tma_params &P, int t, Groups &c, Tile &T) {
         if (t >= P.num_tiles) return false;
         if constexpr (C::GROUPED) return Sched::of_group_index(P.p, t, c, T);
-        if constexpr (C::MC != 0) T = Sched::of_cluster_index(P.p, t, block_x() & 1);
+        if constexpr (C::MC != 0) T = Sched::of_cluster_index(P.p, t, cluster_rank());
         else T = Sched::of_index(P.p, t);
         return true;
     }
@@ -143,6 +143,7 @@ template <class C> struct WgmmaGemm {
     // The walk: CTA b takes tiles b, b + gridDim.x, ...; with multicast the two CTAs of cluster b / 2 (consecutive
     // on grid x, __cluster_dims__(2, 1, 1)) take pair b / 2, + gridDim.x / 2, ... (P.num_tiles counts pairs).
     static constexpr int CLUSTER = C::MC != 0 ? 2 : 1;
+    KILN_DEVICE static int cluster_rank() { return block_x() & 1; }  // this CTA's place in its pair (multicast)
     KILN_DEVICE static int first_tile() { return block_x() / CLUSTER; }
     KILN_DEVICE static int tile_step() { return (int)gridDim.x / CLUSTER; }
 
@@ -150,7 +151,7 @@ template <class C> struct WgmmaGemm {
     // writes its half of the shared operand into both CTAs' stage, so it waits for the readers of both).
     KILN_DEVICE static void release(uint64_t *bar) {
         sm90::mbar_arrive(bar);
-        if constexpr (C::MC != 0) sm90::mbar_arrive_cluster(bar, (block_x() & 1) ^ 1);
+        if constexpr (C::MC != 0) sm90::mbar_arrive_cluster(bar, cluster_rank() ^ 1);
     }
 
     // The tile's scales and bias: its group's (GROUPED, kiln_epilogue.h group_operands), else the problem's.
@@ -200,13 +201,13 @@ template <class C> struct WgmmaGemm {
     }
 
     // One operand's K-tile (SUBS 128-byte column blocks of ROWS rows from row0) into a stage. SHARED (multicast):
-    // this CTA of the pair loads rows half * ROWS / 2 .. of the tile into both CTAs, the other CTA the other half;
-    // the map's box is ROWS / 2 rows (the runtime's), and the halves stay whole 8-row swizzle groups.
+    // this CTA of the pair loads rows cluster_rank() * ROWS / 2 .. of the tile into both CTAs, the other CTA the
+    // other half; the map's box is ROWS / 2 rows (the runtime's), and the halves stay whole 8-row swizzle groups.
     template <bool SHARED, int SUBS, int ROWS, int E>
     KILN_DEVICE static void load_operand(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int k0, int row0,
                                          int batch) {
         if constexpr (SHARED) {
-            const int half = block_x() & 1, r0 = half * (ROWS / 2);
+            const int r0 = cluster_rank() * (ROWS / 2);
 #pragma unroll
             for (int j = 0; j < SUBS; ++j)
                 sm90::tma_load_3d_multicast(dst + j * ROWS * 128 + r0 * 128, map, bar, k0 + j * (128 / E), row0 + r0,

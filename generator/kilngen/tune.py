@@ -133,7 +133,7 @@ MAX_GROUPS = schema.MAX_TIMED_GROUPS  # kiln_bench --groups, and the written log
 ROW_SCALED_KINDS = (Kind.FP8_SCALED, Kind.FP8_GROUPED)  # problems with tensor or row/column scales
 
 
-def _benchmark_groups(path: Path, source: str, kind: Kind) -> tuple:
+def _benchmark_settings(path: Path, source: str, kind: Kind) -> tuple:
     """(groups, group_mode, scales) of the `benchmark` mapping; (0, "") for the groups of a kind that is not grouped.
     Read from the YAML nodes, so that a bad value names file:line: key as solution files do."""
     try:
@@ -195,7 +195,7 @@ def load(path: Path, root: Path) -> Tuning:
     if kind is None:
         raise TuneError(f"{source}: benchmark {a.value} x {b.value} is no kiln problem kind")
     benchmark = Problem(kind, a, b, d, Layout(bench.get("layout", first.get("layout", "TN"))))
-    groups, group_mode, scales = _benchmark_groups(path, source, kind)
+    groups, group_mode, scales = _benchmark_settings(path, source, kind)
     sizes = _sizes(source, doc["sizes"])
     if group_mode == "k" and groups > 1:
         bad = next((s for s in sizes if s[2] % K_GROUP_ALIGN), None)
