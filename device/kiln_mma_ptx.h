@@ -116,6 +116,21 @@ template <> struct Upcast<kiln_e5m2, kiln_f16> {
     KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
 
+// e4m3 on sm_89 and later: the hardware conversion, one cvt a pair (the pair's bytes are a 16-bit half of w, which
+// the instruction reads in place). Exact; the NaN code 0x7f stays NaN.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+template <> struct Upcast<kiln_e4m3, kiln_f16> {
+    static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = false;
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        const uint16_t h = (uint16_t)(hi ? w >> 16 : w);
+        uint32_t y;
+        asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(y) : "h"(h));
+        return y;
+    }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
+};
+#else
 // e4m3: sign kept, exponent and mantissa (7 bits) moved down one into f16's low exponent bits, then x 2^8 (the bias
 // difference 15 - 7) in f16, which also makes e4m3's subnormals normal. Four instructions a pair.
 // pair_unit skips the multiply: the f16 read from e4m3's bits is the value times 2^-8 exactly (subnormals too).
@@ -132,6 +147,7 @@ template <> struct Upcast<kiln_e4m3, kiln_f16> {
         return *reinterpret_cast<uint32_t *>(&v);
     }
 };
+#endif
 
 template <int SHIFT, int REBIAS_LOG2> KILN_DEVICE float fp8_to_f32(uint32_t b) {
     const uint32_t bits = ((b & 0x80u) << 24) | ((b & 0x7fu) << SHIFT);
