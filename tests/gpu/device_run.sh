@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One GPU-machine session: build the library for the device, run the GPU suite, compute-sanitizer, the benchmark.
 # Usage (on the GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tests/gpu/device_run.sh [bench args]
-#   KILN_BENCH=moe / attn: bench_moe.py (block-scaled and grouped) / bench_attn.py instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the
-#   attention harness, KILN_SKIP_SANITIZERS=1 / KILN_SKIP_BENCH=1 the sanitizers / the benchmark.
+#   KILN_BENCH=moe / attn / w8: bench_moe.py (block-scaled and grouped) / bench_attn.py / bench_w8.py (weight-only
+#   fp8) instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the attention harness, KILN_SKIP_SANITIZERS=1 /
+#   KILN_SKIP_BENCH=1 / KILN_SKIP_SASS=1 the sanitizers / the benchmark / the SASS census.
 # Writes under $OUT: build.log, pytest.log, gpu_run.jsonl, memcheck.log, racecheck.log, bench.json/.md.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
@@ -26,13 +27,17 @@ export KILN_LIBRARY="$PWD/build/libkiln.so" KILN_COMMIT="${KILN_COMMIT:-unknown}
 echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
 
 # SASS of the wgmma kernels: the main loop must issue QGMMA (fp8) / HGMMA (16-bit) and nothing may touch local memory.
-if command -v cuobjdump >/dev/null; then
-    for co in build/code/sm90/*WGMMA*.co; do
-        [ -e "$co" ] || continue
-        cuobjdump -sass "$co" 2>/dev/null | awk -v n="$(basename "$co" .co)" '
-            /QGMMA/ {q++} /HGMMA/ {h++} /LDL|STL/ {l++}
-            END {printf "%s QGMMA=%d HGMMA=%d LDL/STL=%d\n", n, q, h, l}'
-    done >"$OUT/sass.txt"
+# One cuobjdump per code object, as many at once as there are cores (one after another they took ~4 minutes of the
+# 10 a device command may run).
+sass_counts() {
+    cuobjdump -sass "$1" 2>/dev/null | awk -v n="$(basename "$1" .co)" '
+        /QGMMA/ {q++} /HGMMA/ {h++} /LDL|STL/ {l++}
+        END {printf "%s QGMMA=%d HGMMA=%d LDL/STL=%d\n", n, q, h, l}'
+}
+if command -v cuobjdump >/dev/null && [ "${KILN_SKIP_SASS:-0}" != 1 ]; then
+    export -f sass_counts
+    ls build/code/sm90/*WGMMA*.co 2>/dev/null | xargs -r -P "$(nproc)" -I{} bash -c 'sass_counts "$1"' _ {} |
+        sort >"$OUT/sass.txt"
     echo "sass: $(wc -l <"$OUT/sass.txt") wgmma kernels, $(awk '$2=="QGMMA=0" && $3=="HGMMA=0"' "$OUT/sass.txt" | wc -l) without GMMA, $(grep -vc 'LDL/STL=0$' "$OUT/sass.txt") with local memory"
 fi
 
@@ -67,5 +72,6 @@ if [ "${KILN_SKIP_BENCH:-0}" != 1 ]; then
     gemm) "$PY" bench/bench_gemm.py --out "$OUT/bench" "$@" 2>&1 | tail -25 ;;
     moe) "$PY" bench/bench_moe.py --out-dir "$OUT" "$@" 2>&1 | tail -25 ;;  # block-scaled and grouped MoE parts
     attn) "$PY" bench/bench_attn.py --out-dir "$OUT" "$@" 2>&1 | tail -25 ;;  # FP8 attention vs SDPA cuDNN/flash
+    w8) "$PY" bench/bench_w8.py --out "$OUT/w8" "$@" 2>&1 | tail -25 ;;  # f16 x fp8 weights vs cuBLAS f16 / torch.compile
     esac
 fi
