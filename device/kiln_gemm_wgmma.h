@@ -494,9 +494,6 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // Thread t owns columns col..col+7 of the chunk (t % 4) in rows t/4, t/4 + 32, ...: the column factors (scale,
-    // bias) are read once per chunk, the row scale once per row; the per-element work is a multiply-add, the
-    // activation when there is one, and the conversion.
     // The column factors of a thread's 8 columns from col: scale (tensor x column scale) and bias (the group's).
     KILN_DEVICE static void column_factors(const kiln_gemm_params &p, const EpilogueScales &sc, const void *bias,
                                            int col, float (&cs)[8], float (&cb)[8]) {
@@ -526,6 +523,9 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // Thread t owns columns col..col+7 of the chunk (t % 4) in rows t/4, t/4 + 32, ...: the column factors (scale,
+    // bias) are read once per chunk (decode tiles: taken from `early`), the row scale once per row; the per-element
+    // work is a multiply-add, the activation when there is one, and the conversion.
     KILN_DEVICE static void flush_chunk(const kiln_gemm_params &p, const EpilogueScales &sc, const Tile &T,
                                         uint32_t base, int row0, int col0, int tid, const Columns &early, int ch) {
         const int cq = tid & 3;
