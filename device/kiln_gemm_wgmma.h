@@ -154,6 +154,17 @@ template <class C> struct WgmmaGemm {
         if constexpr (C::MC != 0) sm90::mbar_arrive_cluster(bar, cluster_rank() ^ 1);
     }
 
+    // The same after the warp read the stage with ordinary shared-memory loads (ldmatrix, ld.shared), not only
+    // through wgmma: the copy engine's next write of the stage is in the async proxy, which the arrive's release does
+    // not order after those loads, and ptxas does place the arrive while loads are still in flight (the mma.sync
+    // mainloop's last ldmatrix of a stage were, and a refill from L2 overwrote activations they had yet to read).
+    // The proxy fence completes this thread's loads first; then lane 0 gives the stage back for the warp.
+    KILN_DEVICE static void release_read(uint64_t *bar, int lane) {
+        sm90::fence_proxy_async_smem();
+        __syncwarp();
+        if (lane == 0) release(bar);
+    }
+
     // The tile's scales and bias: its group's (GROUPED, kiln_epilogue.h group_operands), else the problem's.
     KILN_DEVICE static GroupOperands operands(const kiln_gemm_params &p, const Tile &T) {
         if constexpr (C::GROUPED) return group_operands(p, T.group);
@@ -749,15 +760,9 @@ template <class C> struct WgmmaGemm {
                                          uint32_t ss, uint64_t *empty, int s, int cn, int lane) {
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-        if (!PER_COLUMN) {  // every lane's scale reads are done: the stage goes back
-            __syncwarp();
-            if (lane == 0) release(&empty[s]);
-        }
+        if (!PER_COLUMN) release_read(&empty[s], lane);  // every lane's scale reads are done: the stage goes back
         promote(acc, part, sc, ss, PER_COLUMN, cn, lane);
-        if (PER_COLUMN) {
-            __syncwarp();
-            if (lane == 0) release(&empty[s]);
-        }
+        if (PER_COLUMN) release_read(&empty[s], lane);
     }
 
     template <bool PER_COLUMN>
@@ -1022,7 +1027,7 @@ template <class C> struct WgmmaGemm {
     // register layout per warp is mma.sync's) times 8 activation rows at a time (B: x[row][k] read with ldmatrix.x4,
     // two 16-K groups a call: matrices k 0-7 and 8-15 of group kk, then of kk + 1). The sums of n-block nb go to
     // acc[r][4 nb ..], which is where wgmma m64nN puts those rows and columns, so the epilogue is the same. No
-    // async state: a stage is given back as soon as the warp has read it.
+    // async state: a stage is given back as soon as the warp has read it (release_read).
     static constexpr int NB = C::SYNC ? RPC / 8 : 1;  // n-blocks of 8 activation rows per consumer
     static_assert(!C::SYNC || (C::SWAP && RPC % 8 == 0 && RPC <= 32), "mma.sync tiles: prepacked weights, 8..32 rows");
     using SyncMma = Mma<typename MmaTagOf<typename C::T16>::type>;
@@ -1061,8 +1066,7 @@ template <class C> struct WgmmaGemm {
                         }
                 }
             }
-            __syncwarp();
-            if (lane == 0) release(&empty[stage]);
+            release_read(&empty[stage], lane);
             advance(stage, phase);
         }
         unit_scale(acc);
