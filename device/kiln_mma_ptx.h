@@ -154,6 +154,31 @@ template <int SHIFT, int REBIAS_LOG2> KILN_DEVICE float fp8_to_f32(uint32_t b) {
     return __uint_as_float(bits) * __uint_as_float((uint32_t)(127 + REBIAS_LOG2) << 23);
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// -> bf16 on sm_89 and later: the pair as f16 (e4m3: one cvt; e5m2: its bytes are f16 high bytes, one prmt), then
+// f16 -> f32 -> bf16 (three conversions). Exact: every e4m3/e5m2 value is an f16 and a bf16 value.
+KILN_DEVICE uint32_t f16x2_to_bf16x2(uint32_t h) {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&h));
+    __nv_bfloat162 v = __floats2bfloat162_rn(f.x, f.y);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+template <> struct Upcast<kiln_e4m3, kiln_bf16> {
+    static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = true;  // (the same register budget as the path below)
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) {
+        return f16x2_to_bf16x2(Upcast<kiln_e4m3, kiln_f16>::pair(w, hi));
+    }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
+};
+
+template <> struct Upcast<kiln_e5m2, kiln_bf16> {
+    static constexpr float UNIT = 1.f;
+    static constexpr bool VIA_F32 = true;
+    KILN_DEVICE static uint32_t pair(uint32_t w, int hi) { return f16x2_to_bf16x2(fp8_pair_high_bytes(w, hi)); }
+    KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
+};
+#else
 template <> struct Upcast<kiln_e4m3, kiln_bf16> {
     static constexpr float UNIT = 1.f;
     static constexpr bool VIA_F32 = true;
@@ -175,6 +200,7 @@ template <> struct Upcast<kiln_e5m2, kiln_bf16> {
     }
     KILN_DEVICE static uint32_t pair_unit(uint32_t w, int hi) { return pair(w, hi); }
 };
+#endif
 
 }  // namespace kiln
 
