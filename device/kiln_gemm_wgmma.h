@@ -155,12 +155,12 @@ template <class C> struct WgmmaGemm {
     }
 
     // The same after the warp read the stage with ordinary shared-memory loads (ldmatrix, ld.shared), not only
-    // through wgmma: the copy engine's next write of the stage is in the async proxy, which the arrive's release does
-    // not order after those loads, and ptxas does place the arrive while loads are still in flight (the mma.sync
-    // mainloop's last ldmatrix of a stage were, and a refill from L2 overwrote activations they had yet to read).
-    // The proxy fence completes this thread's loads first; then lane 0 gives the stage back for the warp.
+    // through wgmma: ptxas places the arrive while such loads may still be in flight (the mma.sync mainloop's last
+    // ldmatrix of a stage were, and a refill from L2 overwrote activations they had yet to read). membar.cta first
+    // completes this thread's loads; then lane 0 gives the stage back for the warp. (fence.proxy.async removed the
+    // race as well, but cost the block-scaled kernels 2-6 %; membar.cta costs them nothing measurable.)
     KILN_DEVICE static void release_read(uint64_t *bar, int lane) {
-        sm90::fence_proxy_async_smem();
+        __threadfence_block();
         __syncwarp();
         if (lane == 0) release(bar);
     }
