@@ -10,6 +10,9 @@ Cases (weights [N, K] quantized per output channel; kiln: mixed_mm(x, prepacked,
   host     host microseconds per call, kiln.scaled_mm vs torch._scaled_mm (bench/host_overhead.py's rows)
   mlp      a Llama-3-8B MLP block (4096 -> 14336 gate/up, SiLU, 14336 -> 4096 down) built from kiln.Fp8Linear vs
            the same nn.Linear layers in f16, tokens in {1, 16}, eager and replayed from a CUDA graph
+  group    per-group weight scales (one per output channel and 128 of K; scale_b [N, K/128]): group_decode M in
+           {1, 16} x NK vs cuBLAS f16 as decode; group_prefill 8192^3 and 4096 x (4096, 14336) vs torch.compile of
+           (x @ (W.to(f16) * scale expanded over K).T) + bias
 NK = (8192, 8192), (28672, 4096), (4096, 14336), (57344, 8192).
 
 ratio = baseline ms / kiln ms (> 1: kiln is faster). GPU times are medians of event-timed calls queued behind a
@@ -17,8 +20,10 @@ GPU sleep (bench_gemm.time_fn), rotating through enough input sets to keep the w
 
 Summary (JSON "summary", printed last): decode_m1_16_geomean_vs_f16, decode_m64_128_geomean_vs_f16,
 prefill_8192_e4m3_vs_compile, prefill_8192_e5m2_vs_compile, prefill_m4096_min_vs_compile,
-host_overhead_ratio_vs_torch, mlp_block_ratio {batch1_eager, batch1_graph, batch16_eager, batch16_graph}, and
-decode_weight_tbps (the best fp8 weight bandwidth of the decode rows).
+host_overhead_ratio_vs_torch, mlp_block_ratio {batch1_eager, batch1_graph, batch16_eager, batch16_graph},
+decode_weight_tbps (the best fp8 weight bandwidth of the decode rows), group_decode_m1_16_geomean_vs_f16,
+group_prefill_8192_vs_compile and group_time_vs_channel (geomean of kiln's per-group ms over its per-channel ms on
+the decode shapes and 8192^3: what the group scales cost).
 
     python3 bench/bench_w8.py                     # -> bench/results/w8_<device>_<commit>.{json,md,png}
     python3 bench/bench_w8.py --cases decode --out /tmp/w8
@@ -49,7 +54,7 @@ except ImportError:  # --help and --self-check still work
     torch = None
 
 NK = ((8192, 8192), (28672, 4096), (4096, 14336), (57344, 8192))
-CASES = ("decode", "m64_128", "prefill", "host", "mlp")
+CASES = ("decode", "m64_128", "prefill", "host", "mlp", "group")
 MLP_HIDDEN, MLP_INTER = 4096, 14336
 MLP_TOKENS = (1, 16)
 
@@ -72,6 +77,9 @@ def specs_for(cases) -> list:
     if "prefill" in cases:
         out += [Spec("prefill", 8192, 8192, 8192, fmt) for fmt in ("e4m3", "e5m2")]
         out += [Spec("prefill", 4096, n, k) for n, k in NK]
+    if "group" in cases:
+        out += [Spec("group_decode", m, n, k) for m in (1, 16) for n, k in NK]
+        out += [Spec("group_prefill", 8192, 8192, 8192), Spec("group_prefill", 4096, 4096, 14336)]
     return out
 
 
@@ -89,8 +97,20 @@ def _quantized(n, k, fmt):
     return (w / scale[:, None]).to(_fp8(fmt)), scale.float()
 
 
+def _quantized_group(n, k, fmt):
+    """A weight [N, K] quantized per output channel and 128 of K: (fp8 [N, K], scale f32 [N, K/128])."""
+    w = torch.randn(n, k, device="cuda") * 0.05
+    amax = w.reshape(n, k // 128, 128).abs().amax(dim=2).clamp_min(1e-8)
+    scale = amax / torch.finfo(_fp8(fmt)).max
+    return (w / scale.repeat_interleave(128, dim=1)).to(_fp8(fmt)), scale.float()
+
+
 def _compiled_epilogue(x, wq, scale, bias):
     return (x @ wq.to(torch.float16).t()) * scale + bias
+
+
+def _compiled_group(x, wq, scale, bias):
+    return x @ (wq.to(torch.float16) * scale.repeat_interleave(128, dim=1)).t() + bias
 
 
 _COMPILED = {}
@@ -100,18 +120,22 @@ def gemm_row(spec: Spec, args) -> dict:
     m, n, k = spec.m, spec.n, spec.k
     row = {"case": spec.case, "label": spec.label, "m": m, "n": n, "k": k, "b_format": spec.fmt}
     try:
-        weight_bytes = n * k * (2 if spec.case != "prefill" else 1)
+        prefill = spec.case in ("prefill", "group_prefill")
+        group = spec.case.startswith("group")
+        weight_bytes = n * k * (2 if not prefill else 1)
 
         def make():
-            wq, scale = _quantized(n, k, spec.fmt)
+            wq, scale = (_quantized_group if group else _quantized)(n, k, spec.fmt)
             # prefill: activations / 256 so that the baseline's f16 GEMM of unscaled fp8 weights (up to 57344 in e5m2)
             # stays finite before its scale is applied (kiln scales in f32 and would not overflow either way)
             x = torch.randn(m, k, device="cuda", dtype=torch.float16) / (256 if spec.case == "prefill" else 1)
             s = {"x": x, "wq": wq, "scale": scale,
                  "bias": torch.randn(n, device="cuda", dtype=torch.float16) * 0.1,
                  "packed": kiln.prepack_b(wq.t())}
-            if spec.case == "prefill":
+            if prefill:
                 s["scale16"] = scale.half()
+            elif group:
+                s["w16"] = (wq.float() * scale.repeat_interleave(128, dim=1)).half()
             else:
                 s["w16"] = (wq.float() * scale[:, None]).half()
             return s
@@ -123,6 +147,10 @@ def gemm_row(spec: Spec, args) -> dict:
             fn = _COMPILED.setdefault("fn", torch.compile(_compiled_epilogue, dynamic=False))
             theirs = lambda s: fn(s["x"], s["wq"], s["scale16"], s["bias"])  # noqa: E731
             row["baseline"] = "torch.compile (cast + GEMM + scale/bias)"
+        elif spec.case == "group_prefill":
+            fn = _COMPILED.setdefault("group", torch.compile(_compiled_group, dynamic=False))
+            theirs = lambda s: fn(s["x"], s["wq"], s["scale16"], s["bias"])  # noqa: E731
+            row["baseline"] = "torch.compile (cast x group scale + GEMM + bias)"
         else:
             theirs = lambda s: torch.nn.functional.linear(s["x"], s["w16"], s["bias"])  # noqa: E731
             row["baseline"] = "cuBLAS f16 (F.linear, f16 weights)"
@@ -246,7 +274,18 @@ def summarize(rows, host: dict | None) -> dict:
         "decode_weight_tbps": max(decode_bw) if decode_bw else None,
         "host_overhead_ratio_vs_torch": (host or {}).get("summary", {}).get("host_overhead_ratio_vs_torch"),
         "mlp_block_ratio": {f"batch{r['m']}_{r['mode']}": r["ratio"] for r in ok if r["case"] == "mlp"},
+        "group_decode_m1_16_geomean_vs_f16": geomean(ratios("group_decode")),
+        "group_prefill_8192_vs_compile": one(lambda r: r["case"] == "group_prefill" and r["m"] == 8192),
+        "group_time_vs_channel": geomean(_group_costs(ok)),
     }
+
+
+def _group_costs(ok) -> list:
+    """kiln's per-group ms / its per-channel ms, e4m3, on each shape timed both ways."""
+    channel = {(r["m"], r["n"], r["k"]): r["kiln_ms"] for r in ok
+               if r["case"] in ("decode", "prefill") and r["b_format"] == "e4m3"}
+    return [r["kiln_ms"] / channel[(r["m"], r["n"], r["k"])] for r in ok
+            if r["case"].startswith("group") and (r["m"], r["n"], r["k"]) in channel]
 
 
 def _num(v, fmt="{:.3f}"):
@@ -266,7 +305,11 @@ def summary_lines(s: dict) -> list:
             "(target 1.0)",
             f"host time per call, kiln.scaled_mm / torch._scaled_mm: {_num(s['host_overhead_ratio_vs_torch'])} "
             "(target <= 1.25)",
-            f"Llama-3-8B MLP block, nn.Linear f16 ms / Fp8Linear ms: {mlp}"]
+            f"Llama-3-8B MLP block, nn.Linear f16 ms / Fp8Linear ms: {mlp}",
+            f"per-group weight scales: decode M in {{1, 16}} vs cuBLAS f16 "
+            f"{_num(s['group_decode_m1_16_geomean_vs_f16'])}, 8192^3 vs torch.compile "
+            f"{_num(s['group_prefill_8192_vs_compile'])}; kiln group ms / kiln per-channel ms "
+            f"{_num(s['group_time_vs_channel'])}"]
 
 
 COLUMNS = (("case", "label", "{}"), ("kiln ms", "kiln_ms", "{:.4f}"), ("baseline ms", "base_ms", "{:.4f}"),
@@ -317,10 +360,12 @@ def self_check() -> int:
     """Summary, table and JSON on fake rows (ratio 2.0 at decode, 1.5 at M 64/128, prefill 1.2 / 0.9, one failed
     row); no torch, no GPU."""
     rows = []
-    for spec in specs_for(("decode", "m64_128", "prefill")):
+    for spec in specs_for(("decode", "m64_128", "prefill", "group")):
         row = {"case": spec.case, "label": spec.label, "m": spec.m, "n": spec.n, "k": spec.k, "b_format": spec.fmt,
-               "kiln_ms": 1.0, "base_ms": 1.0, "baseline": "fake", "kiln_weight_tbps": 2.5, "rel_l2": 1e-3}
-        row["ratio"] = {"decode": 2.0, "m64_128": 1.5}.get(spec.case, 1.2 if spec.m == 8192 else 0.9)
+               "kiln_ms": 1.1 if spec.case.startswith("group") else 1.0, "base_ms": 1.0, "baseline": "fake",
+               "kiln_weight_tbps": 2.5, "rel_l2": 1e-3}
+        row["ratio"] = {"decode": 2.0, "m64_128": 1.5, "group_decode": 1.8}.get(spec.case,
+                                                                                1.2 if spec.m == 8192 else 0.9)
         rows.append(row)
     rows[0] = dict(rows[0], error="RuntimeError: fake")
     rows += [{"case": "mlp", "label": f"mlp {t} {mode}", "m": t, "n": MLP_HIDDEN, "k": MLP_INTER, "mode": mode,
@@ -338,6 +383,9 @@ def self_check() -> int:
     assert s["prefill_m4096_min_vs_compile"] == 0.9 and s["host_overhead_ratio_vs_torch"] == 1.1, s
     assert s["mlp_block_ratio"] == {"batch1_eager": 1.4, "batch1_graph": 1.4, "batch16_eager": 1.4,
                                     "batch16_graph": 1.4}, s
+    assert abs(s["group_decode_m1_16_geomean_vs_f16"] - 1.8) < 1e-9 and s["group_prefill_8192_vs_compile"] == 1.2, s
+    # group rows 1.1 ms over channel rows 1.0 on the 7 decode shapes left (one failed) and 2 prefill shapes
+    assert abs(s["group_time_vs_channel"] - 1.1) < 1e-9, s
     print("self-check passed")
     return 0
 

@@ -378,13 +378,72 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane) {
+    // Per-group weight scales (mixed kernels with scale_b_mode SCALE_BLOCK; kiln.h, "Block scales"): one f32 per
+    // weight row (sb_block_n 1) or 128-row block (128) and K-tile of 128, at scale_b[(row / sb_block_n) *
+    // sb_stride_n + kt * sb_stride_k]. They multiply the widened weights, so the epilogue has no column scale
+    // (epilogue_scales): each thread's rows are g and g + 8 of its warp's 16 in each 64-row block (f[h][0], f[h][2]
+    // and f[h][1], f[h][3] of load_weight_pair), and it reads their scales two K-tiles before it widens them.
+    using PS = PairScale<typename C::T16>;
+    // (A K-tile must be one group: the runtime offers only DU 128 kernels for them, kiln_solution_fits.)
+    KILN_DEVICE static bool group_scales(const kiln_gemm_params &p) {
+        return C::DU == 128 && p.scale_b_mode == SCALE_BLOCK;
+    }
+
+    template <bool GS> struct WeightScales {
+        int blk[REP][2];                 // each row's index along scale_b's N (row / sb_block_n)
+        float at[REP][2], then[REP][2];  // the next K-tile widened, and the one after it
+        KILN_DEVICE void fetch(const kiln_gemm_params &p, float (&v)[REP][2], const Tile &T, int i) {
+            if (i >= T.iters) return;
+            const float *col = p.scale_b + (int64_t)Sched::k_tile(T, i) * p.sb_stride_k;
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) v[r][j] = __ldg(col + (int64_t)blk[r][j] * p.sb_stride_n);
+        }
+        KILN_DEVICE void start(const kiln_gemm_params &p, const Tile &T, int cn, int warp, int lane) {
+            if constexpr (GS) {
+#pragma unroll
+                for (int r = 0; r < REP; ++r)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j)
+                        blk[r][j] = min(T.n0 + cn * CPC + r * 64 + warp * 16 + (lane >> 2) + 8 * j, p.n - 1) /
+                                    p.sb_block_n;
+                fetch(p, at, T, 0);
+                fetch(p, then, T, 1);
+            }
+        }
+        // The packed scales of K-tile i (the next one widened, in K order), and the read of K-tile i + 2.
+        KILN_DEVICE void take(const kiln_gemm_params &p, uint32_t (&sc)[REP][2], const Tile &T, int i) {
+            if constexpr (GS) {
+#pragma unroll
+                for (int r = 0; r < REP; ++r)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        sc[r][j] = PS::splat(at[r][j]);
+                        at[r][j] = then[r][j];
+                    }
+                fetch(p, then, T, i + 2);
+            }
+        }
+    };
+
+    KILN_DEVICE static void scale_pair(uint32_t (&f)[2][4], const uint32_t (&sc)[2]) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) f[h][x] = PS::mul(f[h][x], sc[x & 1]);
+    }
+
+    template <bool GS>
+    KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane,
+                                         const uint32_t (&sc)[REP][2]) {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
             for (int kk = 0; kk < KSTEPS; kk += 2) {
                 uint32_t f[2][4];
                 load_weight_pair(f, w_base, r, kk, warp, lane);
+                if constexpr (GS) scale_pair(f, sc[r]);
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -977,16 +1036,25 @@ template <class C> struct WgmmaGemm {
     // bf16 widening goes through f32 and needs more temporaries: where its two fragment sets and the accumulators
     // would not leave room for them (the 128x128 tile spills 20 bytes), one set, widened between the K-tiles' wgmma.
     static constexpr bool SWAP_OVERLAP = !(Up::VIA_F32 && REP * ACC + 2 * REP * KSTEPS * 4 > 96);
+    // With per-group weight scales (GS) the same rule for every weight type: their registers (2 row indices, 4
+    // prefetched scales and 2 packed ones per 64-row block) made the 128-token f16 tiles spill.
+    template <bool GS>
+    static constexpr bool OVERLAP = SWAP_OVERLAP && !(GS && REP * ACC + 2 * REP * KSTEPS * 4 > 96);
 
-    KILN_DEVICE static void mainloop_swap(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                          float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
-                                          int warp, int lane) {
+    template <bool GS>
+    KILN_DEVICE static void mainloop_swap(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
+                                          uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
+                                          int cm, int cn, int warp, int lane) {
         uint32_t f0[REP][KSTEPS][4], f1[REP][KSTEPS][4];
+        uint32_t sc[REP][2];
+        WeightScales<GS> ws;
+        ws.start(p, T, cn, warp, lane);
         zero(acc);
-        if constexpr (!SWAP_OVERLAP) {
+        if constexpr (!OVERLAP<GS>) {
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
-                load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+                ws.take(p, sc, T, i);
+                load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
                 swap_issue(acc, f0, stage_a(smem, stage, cm));
                 swap_retire(acc, empty, stage, lane);
                 advance(stage, phase);
@@ -996,21 +1064,24 @@ template <class C> struct WgmmaGemm {
         }
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[stage], phase);
-        load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+        ws.take(p, sc, T, 0);
+        load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
         int i = 0;
         for (; i + 1 < T.iters; i += 2) {
             const int s0 = stage;
             swap_issue(acc, f0, stage_a(smem, s0, cm));
             advance(stage, phase);
             sm90::mbar_wait(&full[stage], phase);
-            load_weights(f1, stage_b(smem, stage, cn), warp, lane);
+            ws.take(p, sc, T, i + 1);
+            load_weights<GS>(f1, stage_b(smem, stage, cn), warp, lane, sc);
             swap_retire(acc, empty, s0, lane);
             const int s1 = stage;
             swap_issue(acc, f1, stage_a(smem, s1, cm));
             advance(stage, phase);
             if (i + 2 < T.iters) {
                 sm90::mbar_wait(&full[stage], phase);
-                load_weights(f0, stage_b(smem, stage, cn), warp, lane);
+                ws.take(p, sc, T, i + 2);
+                load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
             }
             swap_retire(acc, empty, s1, lane);
         }
@@ -1032,13 +1103,18 @@ template <class C> struct WgmmaGemm {
     static_assert(!C::SYNC || (C::SWAP && RPC % 8 == 0 && RPC <= 32), "mma.sync tiles: prepacked weights, 8..32 rows");
     using SyncMma = Mma<typename MmaTagOf<typename C::T16>::type>;
 
-    KILN_DEVICE static void mainloop_sync(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                          float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
-                                          int warp, int lane) {
+    template <bool GS>
+    KILN_DEVICE static void mainloop_sync(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
+                                          uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
+                                          int cm, int cn, int warp, int lane) {
+        WeightScales<GS> ws;
+        ws.start(p, T, cn, warp, lane);
         zero(acc);
         const int mat = lane >> 3, j = lane & 7;
         for (int i = 0; i < T.iters; ++i) {
             sm90::mbar_wait(&full[stage], phase);
+            uint32_t sc[REP][2];
+            ws.take(p, sc, T, i);
             const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
 #pragma unroll
             for (int kk = 0; kk < KSTEPS; kk += 2) {
@@ -1054,6 +1130,7 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) {
                     uint32_t f[2][4];
                     load_weight_pair(f, sb, r, kk, warp, lane);
+                    if constexpr (GS) scale_pair(f, sc[r]);
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -1111,6 +1188,8 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // GS: the mixed kernels' per-group weight scales (run picks the instance once per launch).
+    template <bool GS>
     KILN_DEVICE static void consume(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty, int cw) {
         const int tid = thread_x() % 128, warp = tid / 32, lane = tid % 32;
         const int cm = PINGPONG ? 0 : cw % C::WG0, cn = PINGPONG ? 0 : cw / C::WG0;
@@ -1140,9 +1219,9 @@ template <class C> struct WgmmaGemm {
             } else if constexpr (PROMOTED) {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (C::SYNC) {
-                mainloop_sync(T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+                mainloop_sync<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (C::SWAP) {
-                mainloop_swap(T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+                mainloop_swap<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
@@ -1201,7 +1280,10 @@ template <class C> struct WgmmaGemm {
                 if (thread_x() / 32 == 1 && !P.scale_tma) produce_scales(P, smem, full, empty, thread_x() % 32);
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
-            consume(P, smem, full, empty, wg - 1);
+            if (C::SWAP && group_scales(P.p))
+                consume<C::SWAP>(P, smem, full, empty, wg - 1);
+            else
+                consume<false>(P, smem, full, empty, wg - 1);
         }
         // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers
         if constexpr (C::MC != 0) sm90::cluster_sync();

@@ -202,6 +202,34 @@ template <> struct Upcast<kiln_e5m2, kiln_bf16> {
 };
 #endif
 
+// Per-group weight scales (the mixed wgmma kernels): a widened pair times a scale pair, and the pair {s, s} of a
+// scale. bf16: fma with -0 (the product rounded once, its sign kept; sm_80's bf16x2 arithmetic is fma only).
+template <class T16> struct PairScale;
+template <> struct PairScale<kiln_f16> {
+    KILN_DEVICE static uint32_t splat(float s) {
+        uint32_t y;
+        asm("cvt.rn.f16x2.f32 %0, %1, %1;\n" : "=r"(y) : "f"(s));
+        return y;
+    }
+    KILN_DEVICE static uint32_t mul(uint32_t a, uint32_t s) {
+        uint32_t y;
+        asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(s));
+        return y;
+    }
+};
+template <> struct PairScale<kiln_bf16> {
+    KILN_DEVICE static uint32_t splat(float s) {
+        uint32_t y;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %1;\n" : "=r"(y) : "f"(s));
+        return y;
+    }
+    KILN_DEVICE static uint32_t mul(uint32_t a, uint32_t s) {
+        uint32_t y;
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(y) : "r"(a), "r"(s), "r"(0x80008000u));
+        return y;
+    }
+};
+
 }  // namespace kiln
 
 #endif  // KILN_MMA_PTX_H

@@ -181,17 +181,24 @@ static kiln_status unsupported(const kiln_problem *p, const char *why)
                      kiln_dtype_name(p->b_type), kiln_dtype_name(p->d_type), layout_name(p->layout), why);
 }
 
-/* Block scales (kiln.h): both operands or neither, fp8 x fp8 only, one batch, a block of 128 columns or 1. */
+/* Block scales (kiln.h): on both operands or neither of an fp8 x fp8 GEMM, or on B alone of f16/bf16 x prepacked
+ * fp8 (per-group weight scales); one batch, a block of 128 columns or 1. */
 static kiln_status check_block_scales(const kiln_problem *p)
 {
     const int a = p->scale_a == KILN_SCALE_BLOCK, b = p->scale_b == KILN_SCALE_BLOCK;
     if (!a && !b)
         return KILN_STATUS_SUCCESS;
-    if (a != b)
+    const kiln_kind kind = kiln_problem_kind(p->a_type, p->b_type);
+    if (kind == KILN_KIND_MIXED_W8) {
+        if (!b) /* (check_types already refused any scale_a) */
+            return unsupported(p, "scale_a is KILN_SCALE_BLOCK: per-group scales of f16/bf16 x fp8 go on B");
+    } else if (kind != KILN_KIND_FP8_SCALED) {
+        return unsupported(p, "block scales (KILN_SCALE_BLOCK) are for fp8 x fp8, or on B alone for f16/bf16 x "
+                              "prepacked fp8");
+    } else if (a != b) {
         return unsupported(p, a ? "scale_a is KILN_SCALE_BLOCK but scale_b is not: block scales go on both operands"
                                 : "scale_b is KILN_SCALE_BLOCK but scale_a is not: block scales go on both operands");
-    if (kiln_problem_kind(p->a_type, p->b_type) != KILN_KIND_FP8_SCALED)
-        return unsupported(p, "block scales (KILN_SCALE_BLOCK) are for fp8 x fp8 only");
+    }
     if (p->batch != 1)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "batch = %" PRId64 ": block-scaled GEMMs take one batch",
                          p->batch);

@@ -84,6 +84,11 @@ kiln_status kiln_handle_select(kiln_handle h, const kiln_problem *p, const kiln_
         return kiln_fail(st, "%s has no %s kernels in this library", in.arch, kiln_kind_name(kiln_problem_kind_of(p)));
     if (st != KILN_STATUS_NO_SOLUTION)
         return st == KILN_STATUS_SUCCESS ? st : kiln_fail(st, "selection ran out of memory");
+    if (p->scale_b == KILN_SCALE_BLOCK && kiln_problem_kind_of(p) == KILN_KIND_MIXED_W8 &&
+        rejects == (1u << KILN_REJECT_PROBLEM)) /* every kernel of the kind refused the scales (kiln_solution_fits) */
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                         "%s has no kernel for per-group weight scales (scale_b KILN_SCALE_BLOCK on f16/bf16 x fp8: "
+                         "the sm90 wgmma kernels apply them)", in.arch);
     static const struct {
         unsigned skip;
         kiln_status status;

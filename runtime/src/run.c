@@ -197,10 +197,12 @@ static void fill_params(const kiln_problem *p, const kiln_args *a, const kiln_ge
     if (p->scale_a == KILN_SCALE_BLOCK) { /* kiln_check_problem bounds these by INT32_MAX */
         prm->sa_stride_m = p->scale_a_stride_m;
         prm->sa_stride_k = p->scale_a_stride_k;
+        prm->sa_vec = p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 && (uintptr_t)a->scale_a % 16 == 0;
+    }
+    if (p->scale_b == KILN_SCALE_BLOCK) { /* (f16/bf16 x fp8: per-group weight scales, scale_b alone) */
         prm->sb_stride_n = p->scale_b_stride_n;
         prm->sb_stride_k = p->scale_b_stride_k;
         prm->sb_block_n = (int32_t)p->scale_b_block_n;
-        prm->sa_vec = p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 && (uintptr_t)a->scale_a % 16 == 0;
     }
     if (p->group_mode != KILN_GROUP_NONE) { /* kiln_check_problem bounds groups and the strides by INT32_MAX */
         prm->group_mode = (int32_t)p->group_mode;

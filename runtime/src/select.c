@@ -204,6 +204,11 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
         if (r != KILN_FITS)
             return r;
     }
+    if (p->scale_b == KILN_SCALE_BLOCK && s->kind == KILN_KIND_MIXED_W8 &&
+        (!kiln_solution_wgmma(s) || s->depth_u != KILN_SCALE_GROUP))
+        return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM,
+                      "per-group weight scales (scale_b KILN_SCALE_BLOCK) run in the sm90 wgmma kernels with DepthU %d "
+                      "only (this is %s, DepthU %d)", KILN_SCALE_GROUP, kiln_family_name(s->family), s->depth_u);
     if (p->k % s->k_multiple)
         return kiln_reject_because(why, why_len, KILN_REJECT_K_MULTIPLE, "k=%" PRId64 " is not a multiple of %d", p->k,
                       s->k_multiple);

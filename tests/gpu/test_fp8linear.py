@@ -55,7 +55,10 @@ def quantization_bound(layer, lin, x, fp8):
     """u * (|x| @ max(|W|, s * m)^T): the largest difference rounding the weights can make in each output."""
     w = kt.f64(lin.weight).abs()
     smallest_normal = torch.finfo(getattr(torch, kiln._types.TORCH_DTYPE_NAME[FP8[fp8]])).smallest_normal
-    floor = layer.weight_scale.double().reshape(-1, 1) * smallest_normal  # [out, 1] or [1, 1]
+    scale = layer.weight_scale.double()
+    if scale.dim() == 2:  # per group: each scale over 128 inputs
+        scale = scale.repeat_interleave(128, dim=1)[:, :w.shape[1]]
+    floor = scale.reshape(scale.shape[0], -1) * smallest_normal  # [out, 1], [1, 1] or [out, in]
     return unit_roundoff(fp8) * (kt.f64(x).abs() @ torch.maximum(w, floor.expand_as(w)).t())
 
 
@@ -125,10 +128,33 @@ def test_tensor_granularity():
     check_layer(layer, lin, torch.randn(20, 300, device="cuda").to(torch.float16), "e5m2", "per-tensor scale")
 
 
-def test_group_granularity_is_not_available():
+@pytest.mark.parametrize("features", [(1000, 129), (17, 33), (4096, 4096)], ids=lambda f: f"{f[0]}x{f[1]}")
+@pytest.mark.parametrize("half", sorted(HALF))
+@pytest.mark.parametrize("fp8", sorted(FP8))
+def test_group_granularity(fp8, half, features):
+    """granularity="group": a scale per output channel and 128 inputs, applied by the kernel to the widened weights
+    (sm90); both bounds as for per-channel scales, and the layer's state round-trips."""
+    require(half, fp8)
+    if kt.arch() != "sm90":
+        pytest.skip("per-group weight scales run in the sm90 kernels")
+    k, n = features
+    dtype = kt.tdt(HALF[half])
+    lin = linear(k, n, True, dtype)
+    layer = kiln.Fp8Linear.from_linear(lin, fp8=fp8, granularity="group")
+    assert layer.weight_scale.shape == (n, -(-k // 128)) and layer.weight_scale.dtype == torch.float32
+    w_err = kt.rel_l2(layer.dequantized_weight(torch.float64), kt.f64(lin.weight))
+    assert w_err <= unit_roundoff(fp8), f"weight quantization error {w_err:.3e} > u = {unit_roundoff(fp8)}"
+    for shape in ((1, k), (37, k), (2, 19, k)):
+        x = torch.randn(shape, device="cuda").to(dtype)
+        check_layer(layer, lin, x, fp8, f"Fp8Linear group {fp8} {half} {k}x{n} x{list(shape)}")
+    empty = kiln.Fp8Linear(k, n, True, fp8=fp8, granularity="group", bias_dtype=dtype, device="cuda")
+    empty.load_state_dict(layer.state_dict())
+    x = torch.randn(5, k, device="cuda").to(dtype)
+    assert torch.equal(empty(x), layer(x))
+
+
+def test_unknown_granularity():
     lin = linear(256, 64, True, torch.float16)
-    with pytest.raises(NotImplementedError, match="per group of K"):
-        kiln.Fp8Linear.from_linear(lin, granularity="group")
     with pytest.raises(ValueError, match="granularity='rows'"):
         kiln.Fp8Linear.from_linear(lin, granularity="rows")
 

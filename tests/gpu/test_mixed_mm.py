@@ -74,6 +74,47 @@ def test_mixed_nn_weights(a_t, b_t):
     run_mixed((200, 136, 272), combo, "vector", DType.F32, "relu", b_layout=Layout.NN)
 
 
+# (M, N, K), scale_b's block along N (1: per weight row, 128: 128x128 blocks), scale_b transposed in memory
+GROUP_CASES = [((300, 200, 1000), 1, False), ((1, 4096, 4096), 1, True), ((77, 520, 384), 128, False),
+               ((16, 1000, 8200), 1, False), ((130, 4096, 2048), 128, True)]
+
+
+@pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
+@pytest.mark.parametrize("b_t", [DType.E4M3, DType.E5M2])
+def test_mixed_group_scales(a_t, b_t):
+    """Per-group weight scales (scale_b [N, ceil(K/128)] or [ceil(N/128), ceil(K/128)], any strides) through every
+    kernel kiln_query offers and every other sm90 kernel of the table that takes them, against the float64 product
+    with the dequantized weights; with a bias and an activation on one case."""
+    combo = (a_t, b_t, a_t, Layout.TN, True)
+    kt.require_combo(combo)
+    if kt.arch() != "sm90":
+        pytest.skip("per-group weight scales run in the sm90 kernels")
+    for i, ((m, n, k), block_n, transposed) in enumerate(GROUP_CASES):
+        a = kt.randn_half(kt.mk(None, m, k), kt.tdt(a_t))
+        w = kt.b_operand(k, n, kt.tdt(b_t), Layout.TN)  # B(k, n) as [K, N]
+        packed = kiln.prepack_b(w)
+        groups, rows = -(-k // 128), (n if block_n == 1 else -(-n // 128))
+        sb = kt.positive((groups, rows)).t() if transposed else kt.positive((rows, groups))
+        full = sb.double().repeat_interleave(block_n, 0)[:n].repeat_interleave(128, 1)[:, :k]  # [N, K]
+        bias = torch.randn(n, device="cuda").to(kt.tdt(a_t)) if i == 0 else None
+        act = "silu" if i == 0 else None
+        ref = kt.reference(a, (kt.f64(w) * full.t()), bias=bias, act=act)
+        what = f"{kt.combo_id(combo)} {m}x{n}x{k} group scales block_n={block_n} transposed={transposed}"
+        kt.run_checked(kiln.mixed_mm, (a, packed), dict(scale_b=sb, bias=bias, activation=act),
+                       lambda: kt.poisoned(m, n, kt.tdt(a_t)), ref, kt.TOL_FP8, what, "each")
+
+
+def test_mixed_group_scale_shapes():
+    """A 2-D scale_b with ceil(K/128) columns is per-group; its rows must be N or ceil(N/128)."""
+    kt.require_combo(BASE)
+    a = kt.randn_half((8, 300), torch.float16)
+    packed = kiln.prepack_b(kt.b_operand(300, 260, torch.float8_e4m3fn, Layout.TN))
+    with pytest.raises(ValueError, match=r"\[260, 3\] or \[ceil\(N/128\), ceil\(K/128\)\] = \[3, 3\]"):
+        kiln.mixed_mm(a, packed, scale_b=kt.positive((7, 3)))
+    with pytest.raises(TypeError, match="float32"):
+        kiln.mixed_mm(a, packed, scale_b=kt.positive((260, 3)).double())
+
+
 @pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
 def test_mixed_repeatable(a_t):
     """Every table kernel of a x e4m3 -> a on a problem of many tiles per CTA: the first run passes the gate and the

@@ -235,6 +235,59 @@ def test_block_scales_are_for_fp8_only(sm90):
     assert got == Status.NOT_SUPPORTED, text
 
 
+# ---- per-group weight scales: f16/bf16 x prepacked fp8 with scale_b alone KILN_SCALE_BLOCK ----
+
+def _group_problem(m=16, n=4096, k=4096, a=DType.F16, b=DType.E4M3, **fields):
+    groups = -(-k // 128)
+    fields.setdefault("scale_b", ScaleMode.BLOCK)
+    fields.setdefault("scale_b_block_n", 1)
+    fields.setdefault("scale_b_stride_n", groups)
+    fields.setdefault("scale_b_stride_k", 1)
+    return kiln.make_problem(a, b, a, Layout.TN, m, n, k, b_prepacked=1, **fields)
+
+
+@pytest.mark.parametrize("m", [1, 16, 128, 4096])
+def test_group_scales_select_wgmma_kernels(sm90, m):
+    """The sm90 mixed logic offers only its wgmma kernels (DepthU 128) for per-group weight scales; the same problem
+    with a per-channel scale may also get the mma.sync-family ones."""
+    infos = kiln.query_problem(_group_problem(m), 8, device_index=NO_DEVICE)
+    assert infos, "no kernel for per-group weight scales on sm90"
+    assert all(i.name.endswith("_WGMMA_SM90") and "x128_WG" in i.name for i in infos), [i.name for i in infos]
+    text = kiln.explain_problem(_group_problem(m), device_index=NO_DEVICE)
+    assert infos[0].name in text
+
+
+@pytest.mark.parametrize("fields,status,words", [
+    (dict(scale_a=ScaleMode.BLOCK), Status.NOT_SUPPORTED, "scales B only"),
+    (dict(scale_a=ScaleMode.TENSOR), Status.NOT_SUPPORTED, "scales B only"),
+    (dict(batch=2), Status.NOT_SUPPORTED, "one batch"),
+    (dict(scale_b_block_n=64), Status.NOT_SUPPORTED, "scale_b_block_n = 64"),
+    (dict(scale_b_stride_k=-1), Status.INVALID_VALUE, "scale_b_stride_k = -1"),
+    (dict(scale_b_stride_n=2**31), Status.INVALID_VALUE, "scale_b_stride_n"),
+], ids=["a_block", "a_tensor", "batch2", "block_n_64", "neg_stride_k", "stride_n_too_big"])
+def test_group_scale_errors(sm90, fields, status, words):
+    got, text = _status_of(_group_problem(**fields))
+    assert got == status, f"{fields}: {got!r} ({text})"
+    assert words in text
+
+
+@pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx942", "gfx1201", "gfx1151"])
+def test_group_scales_elsewhere_not_supported(lib, arch):
+    """Archs whose mixed kernels cannot apply per-group weight scales answer NOT_SUPPORTED and say why; their
+    per-channel problems still select."""
+    kiln.close()
+    kiln.set_arch(arch, device_index=NO_DEVICE)
+    b = _arch_fp8(arch)
+    try:
+        got, text = _status_of(_group_problem(b=b))
+        assert got == Status.NOT_SUPPORTED, (arch, got, text)
+        assert "per-group weight scales" in text, text
+        plain = _group_problem(b=b, scale_b=ScaleMode.VECTOR)
+        assert kiln.query_problem(plain, 1, device_index=NO_DEVICE), arch
+    finally:
+        kiln.close()
+
+
 @pytest.mark.parametrize("arch", ["sm89", "sm80", "gfx1201", "gfx1151", "gfx90a"])
 def test_archs_without_block_kernels_say_not_supported(lib, arch):
     """An arch whose library has no block-scaled kernel answers NOT_SUPPORTED (not NO_SOLUTION) for any size, and

@@ -177,8 +177,7 @@ def test_fp8_name_tables():
 
 def test_granularity_rules():
     assert _quant.granularity_dim("channel") == 0 and _quant.granularity_dim("tensor") is None
-    with pytest.raises(NotImplementedError, match="per group of K.*KILN_SCALE_NONE/TENSOR/VECTOR"):
-        _quant.granularity_dim("group")
+    assert _quant.granularity_dim("group") == "group"
     with pytest.raises(ValueError, match="granularity='row'"):
         _quant.granularity_dim("row")
 

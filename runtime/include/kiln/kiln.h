@@ -117,7 +117,11 @@ typedef struct kiln_problem {
      * kiln_problem_init sets scale_a M-major (stride_m 1, stride_k m: torch's blockwise scale_a [m, groups] with
      * strides (1, m)), scale_b K-major (stride_n = groups, stride_k 1: [n / 128, groups] row-major) and block 128.
      * Any strides >= 0 are accepted; the M-major scale_a is the fastest (a warp's rows are adjacent floats). Other
-     * scale modes ignore these fields. */
+     * scale modes ignore these fields.
+     * Per-group weight scales: f16/bf16 x prepacked fp8 with scale_b alone KILN_SCALE_BLOCK (scale_a NONE, batch 1):
+     * D = sum over groups g of A_g (upcast(B_g) * scale_b(n, g))^T, scale_b(n, g) as above (block 1 or 128). The
+     * kernel multiplies the widened weights by their group's scale in the 16-bit type of A (the scale rounded to it)
+     * before the product; the sm90 wgmma kernels only (elsewhere kiln_query finds no solution). */
     int64_t scale_a_stride_m, scale_a_stride_k;
     int64_t scale_b_stride_n, scale_b_stride_k;
     int64_t scale_b_block_n;

@@ -19,31 +19,35 @@ import torch
 
 from . import _library, _ops
 from ._prepack import packed_k
-from ._quant import fp8_dtype, granularity_dim, quantize_fp8
+from ._quant import fp8_dtype, granularity_dim, quantize_fp8, quantize_per_token_group
 from ._types import FP8_NAME, TORCH_DTYPE_NAME
+
+GROUP = _ops.SCALE_GROUP  # K elements per scale of granularity="group"
 
 _library.register()  # here, not in forward: a compiled forward must not trace into the registration
 
 
 class Fp8Linear(torch.nn.Module):
     """y = x @ dequant(W).T + bias, with W in fp8 (e4m3 or e5m2; the FNUZ formats on AMD) and float32 scales per
-    output channel (granularity="channel") or one per tensor ("tensor"). Build one with from_linear(); the constructor
-    makes an empty layer of the right shapes for load_state_dict."""
+    output channel (granularity="channel"), one per tensor ("tensor"), or one per output channel and 128 of K
+    ("group": weight_scale [out, ceil(in/128)], which the sm90 kernels apply to the widened weights). Build one with
+    from_linear(); the constructor makes an empty layer of the right shapes for load_state_dict."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, *, fp8: str = "e4m3",
                  granularity: str = "channel", out_dtype=None, bias_dtype=torch.float32, device=None):
         super().__init__()
-        granularity_dim(granularity)  # NotImplementedError for "group", ValueError for an unknown name
+        granularity_dim(granularity)  # ValueError for an unknown name
         self.in_features = int(in_features)
         self.out_features = int(out_features)
         self.fp8_dtype = fp8_dtype(fp8)
         self.fp8 = FP8_NAME[self.fp8_dtype]
         self.granularity = granularity
         self.out_dtype = out_dtype
-        n_scales = self.out_features if granularity == "channel" else 1
+        scale_shape = {"channel": (self.out_features,), "tensor": (1,),
+                       "group": (self.out_features, -(-self.in_features // GROUP))}[granularity]
         self.register_buffer("weight_packed", torch.zeros((self.out_features, packed_k(self.in_features)),
                                                           dtype=torch.uint8, device=device))
-        self.register_buffer("weight_scale", torch.ones(n_scales, dtype=torch.float32, device=device))
+        self.register_buffer("weight_scale", torch.ones(scale_shape, dtype=torch.float32, device=device))
         if bias:
             self.register_buffer("bias", torch.zeros(self.out_features, dtype=bias_dtype, device=device))
         else:
@@ -55,7 +59,7 @@ class Fp8Linear(torch.nn.Module):
         """An Fp8Linear computing what `linear` (an nn.Linear, or any module with weight [out, in] and bias) does,
         with its weight quantized to `fp8` (quantize_fp8, by absolute maximum) and prepacked on the weight's device;
         the bias is kept as it is (float32, float16 or bfloat16). out_dtype: the output dtype (None: the input's).
-        granularity="group" raises NotImplementedError: kiln has no kernel for per-group weight scales yet."""
+        granularity="group": a scale per output channel and 128 of the input (quantize_per_token_group)."""
         dim = granularity_dim(granularity)
         weight = getattr(linear, "weight", None)
         if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
@@ -67,9 +71,15 @@ class Fp8Linear(torch.nn.Module):
                     out_dtype=out_dtype, bias_dtype=bias.dtype if bias is not None else torch.float32,
                     device=weight.device)
         with torch.no_grad():
-            q, scales = quantize_fp8(weight, fp8=fp8, dim=dim)
+            if dim == "group":
+                q, scales = quantize_per_token_group(weight, GROUP, dtype=getattr(torch, TORCH_DTYPE_NAME[
+                    layer.fp8_dtype]))
+                scales = scales.contiguous()  # [out, groups], K-major
+            else:
+                q, scales = quantize_fp8(weight, fp8=fp8, dim=dim)
+                scales = scales.reshape(-1)
             layer.weight_packed = _ops.prepack_b(q.t()).data  # B(k, n) = W^T: a TN view of [out, in]
-            layer.weight_scale = scales.reshape(-1).clone()
+            layer.weight_scale = scales.clone()
             if bias is not None:
                 layer.bias = bias.detach().clone()
         return layer
@@ -91,7 +101,12 @@ class Fp8Linear(torch.nn.Module):
         grouped = self.weight_packed.view(n, kp // len(PREPACK_PERM), len(PREPACK_PERM))
         codes = grouped[:, :, inverse.to(grouped.device)].reshape(n, kp)[:, :k]
         w = codes.contiguous().view(getattr(torch, TORCH_DTYPE_NAME[self.fp8_dtype])).float()
-        return (w * self.weight_scale.reshape(-1, 1)).to(dtype)
+        scale = self.weight_scale
+        if scale.dim() == 2:  # per group: each scale over 128 of K
+            scale = scale.repeat_interleave(GROUP, dim=1)[:, :k]
+        else:
+            scale = scale.reshape(-1, 1)
+        return (w * scale).to(dtype)
 
     def forward(self, x):
         k, n = self.in_features, self.out_features

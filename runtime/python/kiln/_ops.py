@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from . import _fastpath
-from ._capi import DType, Layout, check, kiln_algo, kiln_args, kiln_problem, load_library
+from ._capi import DType, Layout, ScaleMode, check, kiln_algo, kiln_args, kiln_problem, load_library
 from ._convert import INT64, as_float32, as_int
 from ._fastpath import Uncacheable, run_cached, scale_key, tensor_key, value_key
 from ._handle import AlgoInfo, explain_problem, make_problem, query_problem, resolve
@@ -28,6 +28,8 @@ from ._types import FP8_DTYPES, FP8_NAME, HALF_DTYPES, activation_from_name, inf
 
 __all__ = ["PREPACKED_LAYOUT", "PackedB", "Plan", "TorchRequiredError", "algos", "explain", "gemm", "kiln_dtype",
            "mixed_mm", "plan", "prepack_b", "prepack_b_host", "query", "scaled_mm", "torch_dtype"]
+
+SCALE_GROUP = 128  # KILN_SCALE_GROUP: K elements per per-group weight scale
 
 PREPACKED_LAYOUT = Layout.TN  # a packed B is [N][kp], K-major like a TN B with ldb = kp
 
@@ -183,6 +185,27 @@ def prepack_b_host(b, *, layout=None, fp8: str | None = None):
     return out
 
 
+def _group_scales(s, n: int, k: int, device):
+    """The kiln_problem fields of per-group weight scales, or None when scale_b is not one: a 2-D float32 tensor of
+    one scale per weight row and 128 of K ([N, ceil(K/128)]) or per 128x128 block ([ceil(N/128), ceil(K/128)]), any
+    strides. (With one group, an [N, 1] scale is a per-row vector, which the epilogue applies: the same product.)"""
+    torch = torch_module("mixed_mm")
+    groups = -(-k // SCALE_GROUP)
+    if not isinstance(s, torch.Tensor) or s.dim() != 2 or s.shape[1] != groups or (groups == 1 and s.shape[0] == n):
+        return None
+    rows = s.shape[0]
+    if rows not in (n, -(-n // SCALE_GROUP)):
+        raise ValueError(f"scale_b: per-group weight scales are [N, ceil(K/128)] = [{n}, {groups}] or "
+                         f"[ceil(N/128), ceil(K/128)] = [{-(-n // SCALE_GROUP)}, {groups}], got {tuple(s.shape)}")
+    if s.dtype != torch.float32:
+        raise TypeError(f"scale_b: scales are float32 device tensors, got {s.dtype}")
+    if s.device != device:
+        raise ValueError(f"scale_b: on {s.device}, expected {device}")
+    block_n = 1 if rows == n else SCALE_GROUP
+    return dict(scale_b_block_n=block_n, scale_b_stride_n=s.stride(0) if rows > 1 else 0,
+                scale_b_stride_k=s.stride(1) if groups > 1 else 0)
+
+
 def _plan_mixed_mm(a, packed_b, *, scale_b=None, bias=None, out_dtype=None, activation=None, out=None):
     require_tensor(a, "mixed_mm", "a")
     if not isinstance(packed_b, PackedB):
@@ -218,11 +241,16 @@ def _plan_mixed_mm(a, packed_b, *, scale_b=None, bias=None, out_dtype=None, acti
         raise ValueError(f"out: the leading dims of {tuple(out.shape)} (strides {out.stride()}) do not flatten "
                          f"into rows") from None
     ldd, _ = matrix_mn(out2, 1, m, n, d_type, "out")
-    sb_mode, sb = scale(scale_b, n, a.device, "scale_b", "mixed_mm")
+    group = _group_scales(scale_b, n, k, a.device)
+    if group is None:
+        sb_mode, sb = scale(scale_b, n, a.device, "scale_b", "mixed_mm")
+        group = {}
+    else:
+        sb_mode, sb = ScaleMode.BLOCK, scale_b
     bias, bias_type = bias_of(bias, n, a.device, "mixed_mm")
     p = make_problem(a_type, packed_b.dtype, d_type, PREPACKED_LAYOUT, m, n, k, b_prepacked=1, lda=lda,
                      ldb=packed_b.kp, ldc=ldd, ldd=ldd, scale_b=sb_mode, has_bias=bias is not None,
-                     bias_type=bias_type, activation=activation_from_name(activation))
+                     bias_type=bias_type, activation=activation_from_name(activation), **group)
     p.stride_a, p.stride_b, p.stride_c, p.stride_d = m * lda, n * packed_b.kp, m * ldd, m * ldd
     keep = (sb,) if sb is not None and sb is not scale_b else ()
     return _finish(p, out, a2, packed_b.data, None, None, sb, bias, 1.0, 0.0, keep)
@@ -330,7 +358,9 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, activation=N
 
 def mixed_mm(a, packed_b, *, scale_b=None, bias=None, out_dtype=None, activation=None, out=None, algo=None):
     """act(A @ upcast(B) * scale_b + bias) for float16/bfloat16 A [..., K] and B from prepack_b. D defaults to A's
-    dtype; scale_b is None, a number, a 1-element or an [N] float32 tensor."""
+    dtype; scale_b is None, a number, a 1-element or an [N] float32 tensor, or per-group weight scales: float32
+    [N, ceil(K/128)] (one per weight row and 128 of K) or [ceil(N/128), ceil(K/128)] (128x128 blocks), which the
+    kernel applies to the widened weights (in A's type) before the product (sm90 only)."""
     try:
         key = _key_mixed_mm(a, packed_b, scale_b, bias, out_dtype, activation, out, algo)
         pp = _plans.get(key)

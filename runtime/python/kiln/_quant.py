@@ -20,15 +20,10 @@ FP8_MANTISSA_BITS = {DType.E4M3: 3, DType.E5M2: 2, DType.E4M3FNUZ: 3, DType.E5M2
 assert FP8_MANTISSA_BITS.keys() == FP8_NAME.keys()
 FP8_UNIT_ROUNDOFF = {dt: 2.0 ** -(bits + 1) for dt, bits in FP8_MANTISSA_BITS.items()}
 
-# Fp8Linear's weight-scale granularities: the quantize_fp8 dim of each (a Linear weight is [out, in]).
-GRANULARITY_DIM = {"channel": 0, "tensor": None}
-
-GROUP_MISSING = (
-    "granularity='group' (a weight scale per output channel and per group of K, e.g. 128) is not available: it "
-    "needs a kernel that multiplies each K group's partial sums by that group's scales inside its K loop, and "
-    "kiln's problem has scale modes none, tensor and vector only (kiln.h KILN_SCALE_NONE/TENSOR/VECTOR), with no "
-    "per-group scale operand and no kernel that reads one. Use granularity='channel' (a scale per output channel) "
-    "or 'tensor'.")
+# Fp8Linear's weight-scale granularities: the quantize_fp8 dim of each (a Linear weight is [out, in]); "group" is a
+# scale per output channel and per 128 of K (quantize_per_token_group on the weight), applied by the kernel to the
+# widened weights (kiln.mixed_mm's per-group scale_b; the sm90 kernels).
+GRANULARITY_DIM = {"channel": 0, "tensor": None, "group": "group"}
 
 
 def fp8_dtype(fp8) -> DType:
@@ -42,11 +37,9 @@ def fp8_dtype(fp8) -> DType:
 
 
 def granularity_dim(granularity):
-    """quantize_fp8's dim for an Fp8Linear granularity; NotImplementedError for 'group' (GROUP_MISSING says why)."""
-    if granularity == "group":
-        raise NotImplementedError(GROUP_MISSING)
+    """quantize_fp8's dim for an Fp8Linear granularity ("group": the string itself, quantize_per_token_group)."""
     if granularity not in GRANULARITY_DIM:
-        raise ValueError(f"granularity={granularity!r} is not one of 'channel', 'tensor' ('group' is not available)")
+        raise ValueError(f"granularity={granularity!r} is not one of 'channel', 'tensor', 'group'")
     return GRANULARITY_DIM[granularity]
 
 
@@ -164,5 +157,5 @@ def quantize_per_block(w, block: int = 128, dtype=None):
     return q[:n, :k].contiguous(), out
 
 
-__all__ = ["BLOCK_AMAX_EPS", "FP8_MANTISSA_BITS", "FP8_UNIT_ROUNDOFF", "GRANULARITY_DIM", "GROUP_MISSING",
+__all__ = ["BLOCK_AMAX_EPS", "FP8_MANTISSA_BITS", "FP8_UNIT_ROUNDOFF", "GRANULARITY_DIM",
            "fp8_dtype", "granularity_dim", "quantize_fp8", "quantize_per_block", "quantize_per_token_group"]
