@@ -412,22 +412,49 @@ template <class C> struct WgmmaGemm {
                 fetch(p, then, T, 1);
             }
         }
-        // The packed scales of K-tile i (the next one widened, in K order), and the read of K-tile i + 2.
-        KILN_DEVICE void take(const kiln_gemm_params &p, uint32_t (&sc)[REP][2], const Tile &T, int i) {
+        // The scales of K-tile i (the next one taken, in K order) as the weights' multipliers (PS::Scale) or as
+        // f32 (SUM_SCALE), and the read of K-tile i + 2.
+        KILN_DEVICE void take(const kiln_gemm_params &p, typename PS::Scale (&sc)[REP][2], const Tile &T, int i) {
             if constexpr (GS) {
 #pragma unroll
                 for (int r = 0; r < REP; ++r)
 #pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        sc[r][j] = PS::splat(at[r][j]);
-                        at[r][j] = then[r][j];
-                    }
-                fetch(p, then, T, i + 2);
+                    for (int j = 0; j < 2; ++j) sc[r][j] = PS::prep(at[r][j]);
+                next(p, T, i);
             }
+        }
+        KILN_DEVICE void take(const kiln_gemm_params &p, float (&sc)[REP][2], const Tile &T, int i) {
+            if constexpr (GS) {
+#pragma unroll
+                for (int r = 0; r < REP; ++r)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) sc[r][j] = at[r][j];
+                next(p, T, i);
+            }
+        }
+        KILN_DEVICE void next(const kiln_gemm_params &p, const Tile &T, int i) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) at[r][j] = then[r][j];
+            fetch(p, then, T, i + 2);
         }
     };
 
-    KILN_DEVICE static void scale_pair(uint32_t (&f)[2][4], const uint32_t (&sc)[2]) {
+    // Decode tiles (8 to 32 tokens a consumer, at most 32 accumulators a thread) scale each K-tile's sum instead of
+    // the weights: its wgmma or mma.sync start from zero into `part`, and acc += part * scale(row) in f32 (ACC fused
+    // multiply-adds a K-tile instead of a packed multiply per weight pair; the scale is not rounded). (64-token
+    // tiles spilled with the second set of accumulators.)
+    static constexpr bool SUM_SCALE = ACC <= 16 && REP * ACC <= 32;
+    KILN_DEVICE static void add_scaled(float (&acc)[REP][ACC], const float (&part)[REP][ACC],
+                                       const float (&sc)[REP][2]) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int e = 0; e < ACC; ++e) acc[r][e] = fmaf(part[r][e], sc[r][(e >> 1) & 1], acc[r][e]);
+    }
+
+    KILN_DEVICE static void scale_pair(uint32_t (&f)[2][4], const typename PS::Scale (&sc)[2]) {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -436,7 +463,7 @@ template <class C> struct WgmmaGemm {
 
     template <bool GS>
     KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane,
-                                         const uint32_t (&sc)[REP][2]) {
+                                         const typename PS::Scale (&sc)[REP][2]) {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -1002,7 +1029,8 @@ template <class C> struct WgmmaGemm {
     // registers). A set is rewritten only after the wgmma that read it are done (wait_group 0 before the next
     // issue), so no register of a wgmma in flight is touched; the widening hides behind the tensor cores instead of
     // running between them.
-    KILN_DEVICE static void swap_issue(float (&acc)[REP][ACC], uint32_t (&f)[REP][KSTEPS][4], uint32_t x_base) {
+    KILN_DEVICE static void swap_issue(float (&acc)[REP][ACC], uint32_t (&f)[REP][KSTEPS][4], uint32_t x_base,
+                                       int first = 0) {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -1012,7 +1040,7 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
         sm90::wgmma_fence();
-        mma_rs(acc, f, x_base, 0);
+        mma_rs(acc, f, x_base, first);
         sm90::wgmma_commit();
     }
 
@@ -1045,18 +1073,30 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void mainloop_swap(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
                                           int cm, int cn, int warp, int lane) {
+        constexpr bool SUMS = GS && SUM_SCALE, WS = GS && !SUM_SCALE;  // scale the K-tiles' sums / the weights
         uint32_t f0[REP][KSTEPS][4], f1[REP][KSTEPS][4];
-        uint32_t sc[REP][2];
+        typename PS::Scale sc[REP][2];     // WS: the weights' multipliers of the K-tile being widened
+        float sc0[REP][2], sc1[REP][2];    // SUMS: the scales of f0's and f1's K-tiles
+        float part[REP][ACC];              // SUMS: one K-tile's sum
+        float(&dst)[REP][ACC] = SUMS ? part : acc;
         WeightScales<GS> ws;
         ws.start(p, T, cn, warp, lane);
         zero(acc);
+        auto take = [&](float(&f32)[REP][2], int i) {
+            if constexpr (SUMS) ws.take(p, f32, T, i);
+            else ws.take(p, sc, T, i);
+        };
+        auto retire = [&](int s, const float(&f32)[REP][2]) {
+            swap_retire(dst, empty, s, lane);
+            if constexpr (SUMS) add_scaled(acc, part, f32);
+        };
         if constexpr (!OVERLAP<GS>) {
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
-                ws.take(p, sc, T, i);
-                load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
-                swap_issue(acc, f0, stage_a(smem, stage, cm));
-                swap_retire(acc, empty, stage, lane);
+                take(sc0, i);
+                load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+                swap_issue(dst, f0, stage_a(smem, stage, cm), SUMS);
+                retire(stage, sc0);
                 advance(stage, phase);
             }
             unit_scale(acc);
@@ -1064,30 +1104,30 @@ template <class C> struct WgmmaGemm {
         }
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[stage], phase);
-        ws.take(p, sc, T, 0);
-        load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+        take(sc0, 0);
+        load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
         int i = 0;
         for (; i + 1 < T.iters; i += 2) {
             const int s0 = stage;
-            swap_issue(acc, f0, stage_a(smem, s0, cm));
+            swap_issue(dst, f0, stage_a(smem, s0, cm), SUMS);
             advance(stage, phase);
             sm90::mbar_wait(&full[stage], phase);
-            ws.take(p, sc, T, i + 1);
-            load_weights<GS>(f1, stage_b(smem, stage, cn), warp, lane, sc);
-            swap_retire(acc, empty, s0, lane);
+            take(sc1, i + 1);
+            load_weights<WS>(f1, stage_b(smem, stage, cn), warp, lane, sc);
+            retire(s0, sc0);
             const int s1 = stage;
-            swap_issue(acc, f1, stage_a(smem, s1, cm));
+            swap_issue(dst, f1, stage_a(smem, s1, cm), SUMS);
             advance(stage, phase);
             if (i + 2 < T.iters) {
                 sm90::mbar_wait(&full[stage], phase);
-                ws.take(p, sc, T, i + 2);
-                load_weights<GS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+                take(sc0, i + 2);
+                load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
             }
-            swap_retire(acc, empty, s1, lane);
+            retire(s1, sc1);
         }
         if (i < T.iters) {  // an odd K-tile count: the last one, its weights already in f0
-            swap_issue(acc, f0, stage_a(smem, stage, cm));
-            swap_retire(acc, empty, stage, lane);
+            swap_issue(dst, f0, stage_a(smem, stage, cm), SUMS);
+            retire(stage, sc0);
             advance(stage, phase);
         }
         unit_scale(acc);
@@ -1107,14 +1147,22 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void mainloop_sync(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
                                           int cm, int cn, int warp, int lane) {
+        constexpr bool SUMS = GS && SUM_SCALE, WS = GS && !SUM_SCALE;  // as in mainloop_swap
         WeightScales<GS> ws;
         ws.start(p, T, cn, warp, lane);
         zero(acc);
         const int mat = lane >> 3, j = lane & 7;
         for (int i = 0; i < T.iters; ++i) {
             sm90::mbar_wait(&full[stage], phase);
-            uint32_t sc[REP][2];
-            ws.take(p, sc, T, i);
+            typename PS::Scale sc[REP][2];
+            float sf[REP][2], part[REP][ACC];
+            float(&dst)[REP][ACC] = SUMS ? part : acc;
+            if constexpr (SUMS) {
+                ws.take(p, sf, T, i);
+                zero(part);
+            } else {
+                ws.take(p, sc, T, i);
+            }
             const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
 #pragma unroll
             for (int kk = 0; kk < KSTEPS; kk += 2) {
@@ -1130,19 +1178,20 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) {
                     uint32_t f[2][4];
                     load_weight_pair(f, sb, r, kk, warp, lane);
-                    if constexpr (GS) scale_pair(f, sc[r]);
+                    if constexpr (WS) scale_pair(f, sc[r]);
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
 #pragma unroll
                         for (int nb = 0; nb < NB; ++nb) {
-                            float d[4] = {acc[r][4 * nb], acc[r][4 * nb + 1], acc[r][4 * nb + 2], acc[r][4 * nb + 3]};
+                            float d[4] = {dst[r][4 * nb], dst[r][4 * nb + 1], dst[r][4 * nb + 2], dst[r][4 * nb + 3]};
                             const uint32_t b[2] = {x[nb][2 * h], x[nb][2 * h + 1]};
                             SyncMma::run(d, f[h], b);
 #pragma unroll
-                            for (int e = 0; e < 4; ++e) acc[r][4 * nb + e] = d[e];
+                            for (int e = 0; e < 4; ++e) dst[r][4 * nb + e] = d[e];
                         }
                 }
             }
+            if constexpr (SUMS) add_scaled(acc, part, sf);
             release_read(&empty[stage], lane);
             advance(stage, phase);
         }

@@ -202,28 +202,48 @@ template <> struct Upcast<kiln_e5m2, kiln_bf16> {
 };
 #endif
 
-// Per-group weight scales (the mixed wgmma kernels): a widened pair times a scale pair, and the pair {s, s} of a
-// scale. bf16: fma with -0 (the product rounded once, its sign kept; sm_80's bf16x2 arithmetic is fma only).
+// Per-group weight scales (the mixed wgmma kernels): a widened pair times its group's scale, rounded once to the
+// 16-bit type. Scale: what a thread keeps per row and K-tile (prep: from the f32 scale); mul: the pair times it.
 template <class T16> struct PairScale;
+
+// f16: the scale split as s = h * 2^e, h in [0.5, 1) an f16 normal and 2^e an f16 power of two (2^-24 .. 2^15):
+// w * h cannot overflow (|w| <= 57344 for e5m2), and the product times 2^e is exact unless it is an f16 subnormal,
+// so the pair is w * s rounded once. (One f16 of s would lose its precision below 2^-14: e5m2 scales of LLM weights
+// are ~1e-6.) Scales beyond 2^15 or below 2^-25 keep the nearest e and a larger or subnormal h.
 template <> struct PairScale<kiln_f16> {
+    struct Scale {
+        uint32_t h, p;
+    };
     KILN_DEVICE static uint32_t splat(float s) {
         uint32_t y;
         asm("cvt.rn.f16x2.f32 %0, %1, %1;\n" : "=r"(y) : "f"(s));
         return y;
     }
-    KILN_DEVICE static uint32_t mul(uint32_t a, uint32_t s) {
+    KILN_DEVICE static Scale prep(float s) {
+        int e;
+        float h = frexpf(s, &e);
+        const int ec = min(max(e, -24), 15);
+        h = ldexpf(h, e - ec);
+        return {splat(h), splat(ldexpf(1.f, ec))};
+    }
+    KILN_DEVICE static uint32_t mul(uint32_t a, const Scale &s) {
         uint32_t y;
-        asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(s));
+        asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(s.h));
+        asm("mul.rn.f16x2 %0, %0, %1;\n" : "+r"(y) : "r"(s.p));
         return y;
     }
 };
+
+// bf16 has f32's exponent range: one bf16 of the scale (8 significant bits), and fma with -0 (the product rounded
+// once, its sign kept; sm_80's bf16x2 arithmetic is fma only).
 template <> struct PairScale<kiln_bf16> {
-    KILN_DEVICE static uint32_t splat(float s) {
+    using Scale = uint32_t;
+    KILN_DEVICE static Scale prep(float s) {
         uint32_t y;
         asm("cvt.rn.bf16x2.f32 %0, %1, %1;\n" : "=r"(y) : "f"(s));
         return y;
     }
-    KILN_DEVICE static uint32_t mul(uint32_t a, uint32_t s) {
+    KILN_DEVICE static uint32_t mul(uint32_t a, Scale s) {
         uint32_t y;
         asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(y) : "r"(a), "r"(s), "r"(0x80008000u));
         return y;

@@ -120,8 +120,8 @@ typedef struct kiln_problem {
      * scale modes ignore these fields.
      * Per-group weight scales: f16/bf16 x prepacked fp8 with scale_b alone KILN_SCALE_BLOCK (scale_a NONE, batch 1):
      * D = sum over groups g of A_g (upcast(B_g) * scale_b(n, g))^T, scale_b(n, g) as above (block 1 or 128). The
-     * kernel multiplies the widened weights by their group's scale in the 16-bit type of A (the scale rounded to it)
-     * before the product; the sm90 wgmma kernels only (elsewhere kiln_query finds no solution). */
+     * sm90 wgmma kernels only (elsewhere KILN_STATUS_NOT_SUPPORTED): decode tiles scale each group's f32 sum, larger
+     * tiles the widened weights in A's 16-bit type (each product rounded once to it) before the product. */
     int64_t scale_a_stride_m, scale_a_stride_k;
     int64_t scale_b_stride_n, scale_b_stride_k;
     int64_t scale_b_block_n;
