@@ -18,11 +18,10 @@ from __future__ import annotations
 import torch
 
 from . import _library, _ops
+from ._blockscaled import GROUP, groups_of  # granularity="group": a scale per 128 of K
 from ._prepack import packed_k
 from ._quant import fp8_dtype, granularity_dim, quantize_fp8, quantize_per_token_group
 from ._types import FP8_NAME, TORCH_DTYPE_NAME
-
-GROUP = _ops.SCALE_GROUP  # K elements per scale of granularity="group"
 
 _library.register()  # here, not in forward: a compiled forward must not trace into the registration
 
@@ -44,7 +43,7 @@ class Fp8Linear(torch.nn.Module):
         self.granularity = granularity
         self.out_dtype = out_dtype
         scale_shape = {"channel": (self.out_features,), "tensor": (1,),
-                       "group": (self.out_features, -(-self.in_features // GROUP))}[granularity]
+                       "group": (self.out_features, groups_of(self.in_features))}[granularity]
         self.register_buffer("weight_packed", torch.zeros((self.out_features, packed_k(self.in_features)),
                                                           dtype=torch.uint8, device=device))
         self.register_buffer("weight_scale", torch.ones(scale_shape, dtype=torch.float32, device=device))

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from . import _fastpath
+from ._blockscaled import GROUP, groups_of
 from ._capi import DType, Layout, ScaleMode, check, kiln_algo, kiln_args, kiln_problem, load_library
 from ._convert import INT64, as_float32, as_int
 from ._fastpath import Uncacheable, run_cached, scale_key, tensor_key, value_key
@@ -28,8 +29,6 @@ from ._types import FP8_DTYPES, FP8_NAME, HALF_DTYPES, activation_from_name, inf
 
 __all__ = ["PREPACKED_LAYOUT", "PackedB", "Plan", "TorchRequiredError", "algos", "explain", "gemm", "kiln_dtype",
            "mixed_mm", "plan", "prepack_b", "prepack_b_host", "query", "scaled_mm", "torch_dtype"]
-
-SCALE_GROUP = 128  # KILN_SCALE_GROUP: K elements per per-group weight scale
 
 PREPACKED_LAYOUT = Layout.TN  # a packed B is [N][kp], K-major like a TN B with ldb = kp
 
@@ -190,18 +189,18 @@ def _group_scales(s, n: int, k: int, device):
     one scale per weight row and 128 of K ([N, ceil(K/128)]) or per 128x128 block ([ceil(N/128), ceil(K/128)]), any
     strides. (With one group, an [N, 1] scale is a per-row vector, which the epilogue applies: the same product.)"""
     torch = torch_module("mixed_mm")
-    groups = -(-k // SCALE_GROUP)
+    groups = groups_of(k)
     if not isinstance(s, torch.Tensor) or s.dim() != 2 or s.shape[1] != groups or (groups == 1 and s.shape[0] == n):
         return None
     rows = s.shape[0]
-    if rows not in (n, -(-n // SCALE_GROUP)):
+    if rows not in (n, groups_of(n)):
         raise ValueError(f"scale_b: per-group weight scales are [N, ceil(K/128)] = [{n}, {groups}] or "
-                         f"[ceil(N/128), ceil(K/128)] = [{-(-n // SCALE_GROUP)}, {groups}], got {tuple(s.shape)}")
+                         f"[ceil(N/128), ceil(K/128)] = [{groups_of(n)}, {groups}], got {tuple(s.shape)}")
     if s.dtype != torch.float32:
         raise TypeError(f"scale_b: scales are float32 device tensors, got {s.dtype}")
     if s.device != device:
         raise ValueError(f"scale_b: on {s.device}, expected {device}")
-    block_n = 1 if rows == n else SCALE_GROUP
+    block_n = 1 if rows == n else GROUP
     return dict(scale_b_block_n=block_n, scale_b_stride_n=s.stride(0) if rows > 1 else 0,
                 scale_b_stride_k=s.stride(1) if groups > 1 else 0)
 
