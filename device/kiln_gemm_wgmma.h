@@ -1329,10 +1329,14 @@ template <class C> struct WgmmaGemm {
                 if (thread_x() / 32 == 1 && !P.scale_tma) produce_scales(P, smem, full, empty, thread_x() % 32);
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
-            if (C::SWAP && group_scales(P.p))
-                consume<C::SWAP>(P, smem, full, empty, wg - 1);
-            else
+            if constexpr (C::SWAP) {  // the mixed kernels: per-group weight scales or not, once per launch
+                if (group_scales(P.p))
+                    consume<true>(P, smem, full, empty, wg - 1);
+                else
+                    consume<false>(P, smem, full, empty, wg - 1);
+            } else {
                 consume<false>(P, smem, full, empty, wg - 1);
+            }
         }
         // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers
         if constexpr (C::MC != 0) sm90::cluster_sync();
