@@ -28,6 +28,10 @@
 // Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch
 // (kiln_schedule.h, Schedule::of_index). CTA b takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not
 // persistent).
+// Split-K (GSU > 1): each split's f32 sums go to the workspace and a second kernel (`_reduce`) adds them up and runs
+// the epilogue; with MC 3 the GSU splits of a tile are the CTAs of one cluster instead (one tile a cluster, not
+// persistent): ranks 1.. leave their sums in their shared memory, rank 0 adds them (read over DSMEM, in rank order)
+// to its own and runs the epilogue, with no workspace and no second launch (cluster_sum).
 // Grouped (GROUPED, MoE): the tiles of group 0, then group 1, ...: a group of rows r0 .. r0 + count - 1 (contiguous:
 // its rows of A and D; masked: rows 0 .. count - 1 of batch g) has ceil(count / MT0) * tiles_n tiles, walked with
 // WorkGroupMapping; B is the group's matrix. The group sizes are read on the device (group_index), so every role
@@ -83,15 +87,23 @@ template <class C> struct WgmmaGemm {
     static constexpr int SCALE_STAGE = C::BLOCK_SCALES ? (SA_FLOATS + C::MT1) * 4 : 0;
     static constexpr int SCALE_BYTES = STAGES * SCALE_STAGE;
     static constexpr int EPI_SMALL = RPC * 128, SUBTILE_D = RPC * CPC * ED;
-    static constexpr bool TMA_D = !C::SWAP && C::GSU == 1 && SUBTILE_D >= EPI_SMALL &&
+    // Split-K through the workspace and a reduce kernel (GSU > 1), or inside a cluster (MC 3: CLUSTER_SPLIT).
+    static constexpr bool CLUSTER_SPLIT = C::MC == 3;
+    static constexpr bool MULTICAST = C::MC == 1 || C::MC == 2;  // pairs of CTAs share an operand's K-tiles
+    static constexpr bool WS_SPLIT = C::GSU > 1 && !CLUSTER_SPLIT;
+    // CLUSTER_SPLIT: each consumer thread's accumulators, as float4 [consumer][REP * ACC / 4][128 threads]
+    static constexpr int REDUCE_BYTES = CLUSTER_SPLIT ? CONSUMERS * REP * ACC * 128 * 4 : 0;
+    static constexpr bool TMA_D = !C::SWAP && !WS_SPLIT && SUBTILE_D >= EPI_SMALL &&
                                   CPC * ED % 128 == 0 &&  // whole 128-byte boxes across a consumer's columns
-                                  RING_BYTES + SCALE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
+                                  RING_BYTES + SCALE_BYTES + REDUCE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 +
+                                          1024 <=
                                       227 * 1024;
     static constexpr bool TMA_VEC = TMA_D && !C::BLOCK_SCALES;  // the TMA-store epilogue with vector scales, bias
     static constexpr int EPI_REGION = TMA_D ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
     static constexpr int SCALE_OFFSET = RING_BYTES + EPI_BYTES;
-    static constexpr int BAR_OFFSET = SCALE_OFFSET + SCALE_BYTES;
+    static constexpr int REDUCE_OFFSET = SCALE_OFFSET + SCALE_BYTES;
+    static constexpr int BAR_OFFSET = REDUCE_OFFSET + REDUCE_BYTES;
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -119,9 +131,11 @@ template <class C> struct WgmmaGemm {
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
-    static_assert(C::MC == 0 || (!C::GROUPED && !C::SWAP && !C::SYNC &&
-                                 (C::MC == 1 ? C::MT1 : C::MT0) % 16 == 0),
+    static_assert(C::MC == 0 || C::MC == 3 ||
+                      (!C::GROUPED && !C::SWAP && !C::SYNC && (C::MC == 1 ? C::MT1 : C::MT0) % 16 == 0),
                   "multicast: one GEMM's SS kernels, the shared operand's tile in two halves of whole swizzle groups");
+    static_assert(!CLUSTER_SPLIT || (C::GSU >= 2 && C::GSU <= 8 && C::PK == 0 && !C::GROUPED && ACC % 4 == 0),
+                  "split-K in a cluster: 2..8 CTAs (a portable cluster), one tile a cluster, one GEMM");
 
     // A tile of the persistent walk: its output tile, batch, split-K slice and K tiles (kiln_schedule.h).
     using Sched = Schedule<C>;
@@ -135,15 +149,19 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static bool tile(const kiln_tma_params &P, int t, Groups &c, Tile &T) {
         if (t >= P.num_tiles) return false;
         if constexpr (C::GROUPED) return Sched::of_group_index(P.p, t, c, T);
-        if constexpr (C::MC != 0) T = Sched::of_cluster_index(P.p, t, cluster_rank());
+        if constexpr (CLUSTER_SPLIT) T = Sched::of_split_index(P.p, t, cluster_rank());
+        else if constexpr (MULTICAST) T = Sched::of_cluster_index(P.p, t, cluster_rank());
         else T = Sched::of_index(P.p, t);
         return true;
     }
 
     // The walk: CTA b takes tiles b, b + gridDim.x, ...; with multicast the two CTAs of cluster b / 2 (consecutive
-    // on grid x, __cluster_dims__(2, 1, 1)) take pair b / 2, + gridDim.x / 2, ... (P.num_tiles counts pairs).
-    static constexpr int CLUSTER = C::MC != 0 ? 2 : 1;
-    KILN_DEVICE static int cluster_rank() { return block_x() & 1; }  // this CTA's place in its pair (multicast)
+    // on grid x, __cluster_dims__(2, 1, 1)) take pair b / 2, + gridDim.x / 2, ... (P.num_tiles counts pairs); with
+    // split-K in a cluster the GSU CTAs of cluster b / GSU take tile b / GSU (P.num_tiles counts tiles).
+    static constexpr int CLUSTER = CLUSTER_SPLIT ? C::GSU : C::MC != 0 ? 2 : 1;
+    KILN_DEVICE static int cluster_rank() {  // this CTA's place in its cluster
+        return CLUSTER == 2 ? block_x() & 1 : block_x() % CLUSTER;
+    }
     KILN_DEVICE static int first_tile() { return block_x() / CLUSTER; }
     KILN_DEVICE static int tile_step() { return (int)gridDim.x / CLUSTER; }
 
@@ -151,7 +169,7 @@ template <class C> struct WgmmaGemm {
     // writes its half of the shared operand into both CTAs' stage, so it waits for the readers of both).
     KILN_DEVICE static void release(uint64_t *bar) {
         sm90::mbar_arrive(bar);
-        if constexpr (C::MC != 0) sm90::mbar_arrive_cluster(bar, cluster_rank() ^ 1);
+        if constexpr (MULTICAST) sm90::mbar_arrive_cluster(bar, cluster_rank() ^ 1);
     }
 
     // The same after the warp read the stage with ordinary shared-memory loads (ldmatrix, ld.shared), not only
@@ -606,7 +624,7 @@ template <class C> struct WgmmaGemm {
     // Decode tiles (prepacked weights, no split-K, at most 64 columns and 32 accumulators a consumer): the factors of
     // all their chunks are read when the tile starts and wait in registers through the K loop. Read after it, each
     // 32-column chunk cost a round trip to memory: ~2 us of a ~25 us kernel (1 x 8192 x 8192, timed inside the kernel).
-    static constexpr bool EARLY_COLUMNS = C::SWAP && C::GSU == 1 && CPC <= 64 && REP * ACC <= 32;
+    static constexpr bool EARLY_COLUMNS = C::SWAP && !WS_SPLIT && CPC <= 64 && REP * ACC <= 32;
     struct Columns {
         float s[EARLY_COLUMNS ? CHUNKS : 1][8], b[EARLY_COLUMNS ? CHUNKS : 1][8];
     };
@@ -668,7 +686,7 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void flush_row(const kiln_gemm_params &p, const EpilogueScales &sc, const Tile &T, TD *d,
                                       float (&v)[8], const float (&cs)[8], const float (&cb)[8], int row, int col,
                                       bool full, bool vec, bool extra) {
-        if constexpr (C::GSU > 1) {
+        if constexpr (WS_SPLIT) {
             float *out = splitk_slice(p, T.batch, T.split, C::GSU) + (int64_t)row * p.n + col;
 #pragma unroll
             for (int j = 0; j < 8; ++j)
@@ -1237,6 +1255,40 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // CLUSTER_SPLIT, after a tile's mainloop: ranks 1.. put each consumer thread's accumulators in their shared
+    // memory; one cluster barrier (every thread of the cluster arrives once: the producers in run()); rank 0 adds
+    // rank 1's, 2's, ... (same thread, same registers: the CTAs' accumulator layouts are one) and returns true: it
+    // runs the epilogue. The peers wait at run()'s last cluster barrier until rank 0 has read them.
+    KILN_DEVICE static bool cluster_sum(float (&acc)[REP][ACC], uint8_t *smem, int cw, int tid) {
+        constexpr int Q = ACC / 4;  // float4 per wgmma block
+        const uint32_t mine = smem_addr(smem + REDUCE_OFFSET) + (cw * REP * Q * 128 + tid) * 16;
+        const int rank = cluster_rank();
+        if (rank != 0) {
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int q = 0; q < Q; ++q)
+                    sm90::sts_v4_f32(mine + (r * Q + q) * 128 * 16, acc[r][4 * q], acc[r][4 * q + 1],
+                                     acc[r][4 * q + 2], acc[r][4 * q + 3]);
+        }
+        sm90::cluster_arrive();
+        sm90::cluster_wait();
+        if (rank != 0) return false;
+        for (int peer = 1; peer < CLUSTER; ++peer) {
+            const uint32_t at = sm90::cluster_peer(mine, peer);
+            float v[REP][Q][4];
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int q = 0; q < Q; ++q) sm90::ld_cluster_v4_f32(at + (r * Q + q) * 128 * 16, v[r][q]);
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int e = 0; e < ACC; ++e) acc[r][e] += v[r][e / 4][e % 4];
+        }
+        return true;
+    }
+
     // GS: the mixed kernels' per-group weight scales (run picks the instance once per launch).
     template <bool GS>
     KILN_DEVICE static void consume(const kiln_tma_params &P, uint8_t *smem, uint64_t *full, uint64_t *empty, int cw) {
@@ -1247,6 +1299,7 @@ template <class C> struct WgmmaGemm {
         uint32_t phase = 0;
         float acc[REP][ACC];
         int turn = 0;  // tiles of this CTA so far
+        bool summed = false;  // CLUSTER_SPLIT: this thread took part in its tile's cluster barrier
         Groups c;
         Tile T;
         for (int t = first_tile(); tile(P, t, c, T); t += tile_step(), ++turn) {
@@ -1295,7 +1348,15 @@ template <class C> struct WgmmaGemm {
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
                 if (prev >= 0 && lane == 0) release(&empty[prev]);
             }
+            if constexpr (CLUSTER_SPLIT) {
+                summed = true;
+                if (!cluster_sum(acc, smem, cw, tid)) continue;  // a peer: rank 0 stores the tile
+            }
             epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, early);
+        }
+        if (CLUSTER_SPLIT && !summed) {  // no tile (never with the runtime's grid): still the one arrival
+            sm90::cluster_arrive();
+            sm90::cluster_wait();
         }
         // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits.
         if (TMA_D && P.d_tma && tid == 0) sm90::bulk_wait<0>();
@@ -1316,17 +1377,19 @@ template <class C> struct WgmmaGemm {
             for (int s = 0; s < STAGES; ++s) {
                 sm90::mbar_init(&full[s], C::BLOCK_SCALES && !P.scale_tma ? 1 + 32 : 1);  // + the scale warp's lanes
                 // lane 0 of every consumer warp reading it (with multicast, of both CTAs)
-                sm90::mbar_init(&empty[s], 4 * STAGE_READERS * CLUSTER);
+                sm90::mbar_init(&empty[s], 4 * STAGE_READERS * (MULTICAST ? 2 : 1));
             }
             sm90::mbar_init_fence();
         }
-        if constexpr (C::MC != 0) sm90::cluster_sync();  // the peer's barriers are ready before any arrival on them
+        // multicast: the peer's barriers are ready before any arrival on them
+        if constexpr (MULTICAST) sm90::cluster_sync();
         else barrier();
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (thread_x() == 0) produce(P, smem, full, empty);
             if constexpr (C::BLOCK_SCALES)
                 if (thread_x() / 32 == 1 && !P.scale_tma) produce_scales(P, smem, full, empty, thread_x() % 32);
+            if constexpr (CLUSTER_SPLIT) sm90::cluster_sync();  // the consumers' one barrier of cluster_sum
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
             if constexpr (C::SWAP) {  // the mixed kernels: per-group weight scales or not, once per launch
@@ -1338,7 +1401,8 @@ template <class C> struct WgmmaGemm {
                 consume<false>(P, smem, full, empty, wg - 1);
             }
         }
-        // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers
+        // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers; split-K
+        // in a cluster: no peer leaves while rank 0 may still read its sums
         if constexpr (C::MC != 0) sm90::cluster_sync();
     }
 };

@@ -113,6 +113,19 @@ template <class C> struct Schedule {
         return w;
     }
 
+    // Tile t of the walk of a split-K cluster (C::MC 3): the GSU CTAs of cluster t all take output tile t (as
+    // of_index walks the tiles of one split), CTA `rank` its K slice `rank`.
+    KILN_DEVICE static WorkTile of_split_index(const kiln_gemm_params &p, int t, int rank) {
+        WorkTile w;
+        const int per_batch = p.tiles_m * p.tiles_n;
+        w.batch = t / per_batch;
+        w.split = rank;
+        tile_coords(p, t % per_batch, w.tm, w.tn);
+        origin(p, w);
+        k_range(p, w, t);
+        return w;
+    }
+
     // Tile t of the walk of a two-CTA cluster (C::MC, multicast) for CTA `rank` of the pair: t walks the pairs as
     // of_index walks tiles, over ceil(tiles_m / 2) x tiles_n pairs of M-adjacent tiles (MC 1) or tiles_m x
     // ceil(tiles_n / 2) of N-adjacent ones (MC 2); rank 0 takes the pair's first tile, rank 1 the second, which lies

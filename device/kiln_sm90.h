@@ -133,11 +133,31 @@ KILN_DEVICE void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// ---- thread-block clusters (a CTA's rank in a cluster of __cluster_dims__(2, 1, 1) is blockIdx.x % 2) ----
+// ---- thread-block clusters (a CTA's rank in a cluster of __cluster_dims__(n, 1, 1) is blockIdx.x % n) ----
 // Every thread of every CTA in the cluster: this one's earlier shared-memory accesses (and barrier inits) are
 // visible to the others' later ones.
 KILN_DEVICE void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// The same in two halves, so that a CTA can work between them (every thread arrives once, then waits once).
+KILN_DEVICE void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;\n" ::: "memory"); }
+KILN_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory"); }
+// The address in CTA `rank`'s shared memory (of this cluster) of this CTA's shared-memory address `addr`.
+KILN_DEVICE uint32_t cluster_peer(uint32_t addr, int rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+KILN_DEVICE void sts_v4_f32(uint32_t addr, float a, float b, float c, float d) {
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+// Four floats from a cluster shared-memory address (cluster_peer).
+KILN_DEVICE void ld_cluster_v4_f32(uint32_t addr, float (&v)[4]) {
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // ldmatrix .x4 at a shared-memory address: four 8x8 matrices of 16-bit elements; lane l gives the row address of

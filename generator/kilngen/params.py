@@ -85,7 +85,8 @@ PARAMS = (
     Param("lxs", "LXS", 1, _FLAG, 1, "LDS XOR swizzle of 16-byte chunks (0/1)",
           fixed=((_WGMMA, 1, "always swizzles (TMA 128-byte swizzle)"),)),
     Param("gsu", "GSU", 1, range(1, 65), 1,
-          "GlobalSplitU: split-K factor, partials reduced in a fixed order by a second kernel `<name>_reduce`"),
+          "GlobalSplitU: split-K factor, partials reduced in a fixed order by a second kernel `<name>_reduce` "
+          "(wgmma mc 3: by the first CTA of each cluster)"),
     Param("wgm", "WGM", 1, range(1, 65), 8,
           "WorkGroupMapping: tile-M rows walked together by consecutive workgroups (1 = plain row-major raster)"),
     Param("vwa", "VWA", 1, _VW, 16, "global read vector width of A, bytes (>= 4: cp.async; below: plain loads)",
@@ -125,12 +126,13 @@ PARAMS = (
           "added to FP32 accumulators (1-4); 0 sums all of K in wgmma's accumulator (fast accumulation, only in a "
           "file with `accumulate: fast`). Block-scaled kernels promote every K-tile with their scales and take 0",
           fixed=((_MMA, 0, _FP32_ACC), (_MFMA, 0, _FP32_ACC), (_WMMA, 0, _FP32_ACC))),
-    Param("mc", "MC", 1, range(0, 3), 0,
-          "TMA multicast in clusters of two CTAs: 0 none; 1 the two CTAs take M-adjacent tiles of one column and "
-          "share B's K-tiles (each loads half of them into both); 2 they take N-adjacent tiles of one row and share "
-          "A's",
+    Param("mc", "MC", 1, range(0, 4), 0,
+          "thread-block clusters: 0 none; TMA multicast in clusters of two CTAs: 1 the two CTAs take M-adjacent "
+          "tiles of one column and share B's K-tiles (each loads half of them into both), 2 they take N-adjacent "
+          "tiles of one row and share A's; 3 split-K in a cluster: the gsu CTAs of a cluster take the K slices of "
+          "one tile and the first adds the others' sums from their shared memory (no workspace, no reduce kernel)",
           fixed=((_MMA, 0, _NO_CLUSTER), (_MFMA, 0, _NO_CLUSTER), (_WMMA, 0, _NO_CLUSTER)),
-          say="0 (none), 1 (pairs along M share B) or 2 (pairs along N share A)"),
+          say="0 (none), 1 (pairs along M share B), 2 (pairs along N share A) or 3 (split-K in a cluster)"),
 )
 PARAM = {p.field: p for p in PARAMS}
 PARAM_FIELDS = tuple(p.field for p in PARAMS)

@@ -10,6 +10,7 @@ from pathlib import Path
 import jinja2
 
 from . import attention as attn
+from . import wgmma
 from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Kind, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
@@ -48,7 +49,8 @@ class KernelView:
     split: str          # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
     wgmma_half: tuple   # wgmma: the half-width instruction of split promotion (empty otherwise)
     sync: str           # wgmma, prepacked weights: the warps issue mma.sync m16n8k16 instead of wgmma
-    cluster: int = 1    # wgmma: CTAs per thread-block cluster (2 with multicast, mc)
+    cluster: int = 1    # wgmma: CTAs per thread-block cluster (2 with multicast, gsu with split-K in a cluster)
+    reduce: bool = False  # split-K through a workspace: the `<name>_reduce` kernel
 
 
 def _cbool(v: bool) -> str:
@@ -58,6 +60,16 @@ def _cbool(v: bool) -> str:
 def _amd_attrs(threads: int, occ: int) -> str:
     waves = f", amdgpu_waves_per_eu({occ})" if occ else ""
     return f"__attribute__((amdgpu_flat_work_group_size({threads}, {threads}){waves}))"
+
+
+def _cluster(sol: Solution) -> int:
+    """CTAs per thread-block cluster (mc is 0 outside the wgmma family)."""
+    return wgmma.cluster_size(sol)
+
+
+def _reduces(sol: Solution) -> bool:
+    """Split-K whose partial sums a second kernel adds up (every gsu > 1 but split-K in a cluster)."""
+    return sol.gsu > 1 and not wgmma.cluster_split(sol)
 
 
 def kernel_view(sol: Solution) -> KernelView:
@@ -77,7 +89,7 @@ def kernel_view(sol: Solution) -> KernelView:
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
         grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
-        sync=_cbool(sol.spec.sync(sol)), cluster=2 if sol.mc else 1)
+        sync=_cbool(sol.spec.sync(sol)), cluster=_cluster(sol), reduce=_reduces(sol))
 
 
 def solution_row(sol: Solution) -> dict:
@@ -89,7 +101,7 @@ def solution_row(sol: Solution) -> dict:
         "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum, "prepacked": int(pr.b_prepacked),
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
-        "reduce": f'"{sol.name}_reduce"' if sol.gsu > 1 else "NULL", "persistent": sol.pk,
+        "reduce": f'"{sol.name}_reduce"' if _reduces(sol) else "NULL", "persistent": sol.pk,
         "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
     }

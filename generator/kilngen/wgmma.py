@@ -104,12 +104,29 @@ LDS_LIMIT = 227 * 1024  # dynamic shared memory a CTA may have on sm_90a
 def tma_d(sol) -> bool:
     """Whether the kernel keeps each consumer's whole sub-tile of D in shared memory for the TMA-store epilogue
     (kiln_gemm_wgmma.h, TMA_D): no split-K, no prepacked B, and it fits beside the ring."""
-    if swap(sol) or sol.gsu != 1:  # (grouped: a group's partial last tile row takes the staged path)
+    # (grouped: a group's partial last tile row takes the staged path)
+    if swap(sol) or (sol.gsu != 1 and not cluster_split(sol)):
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
     whole_boxes = cpc * DTYPE_INFO[sol.problem.d].bytes % 128 == 0  # the store's 128-byte boxes tile the columns
     return sub >= rpc * 128 and whole_boxes and _ring(sol) + _scales(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+
+
+def cluster_split(sol) -> bool:
+    """mc 3: the gsu splits of a tile are the CTAs of one cluster, reduced by its first over DSMEM (no workspace, no
+    reduce kernel; kiln_gemm_wgmma.h, CLUSTER_SPLIT)."""
+    return sol.mc == 3
+
+
+def cluster_size(sol) -> int:
+    """CTAs per thread-block cluster: gsu with split-K in a cluster, 2 with multicast, else 1."""
+    return sol.gsu if cluster_split(sol) else 2 if sol.mc else 1
+
+
+def _reduce(sol) -> int:
+    """mc 3: each consumer thread's f32 accumulators, where the cluster's first CTA reads them."""
+    return consumers(sol) * _acc(sol) * WAVE * 4 if cluster_split(sol) else 0
 
 
 def _ring(sol) -> int:
@@ -124,11 +141,11 @@ def _scales(sol) -> int:
 
 def lds_bytes(sol) -> int:
     """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d) or one 32-column f32 chunk of
-    its rows (the staged epilogue); the block scales of each stage; two mbarriers per stage; 1024 bytes to align the
-    base for the 128-byte swizzle."""
+    its rows (the staged epilogue); the block scales of each stage; the accumulators of split-K in a cluster; two
+    mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
     rpc = sol.mt[0] // sol.wg[0]
     per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if tma_d(sol) else rpc * 128
-    return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + 16 * sol.stages + 1024
+    return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + _reduce(sol) + 16 * sol.stages + 1024
 
 
 # --- the instruction, spelled out in the kernel ----------------------------------------------------------------------
@@ -261,6 +278,17 @@ def _multicast(sol):
     both tiles of a pair must have the same K loop and the shared operand's tile rows must split into two halves of
     whole 8-row swizzle groups."""
     if sol.mc == 0:
+        return None
+    if cluster_split(sol):
+        if sol.problem.spec.grouped:
+            return "3: a grouped kernel has no split-K"
+        if not 2 <= sol.gsu <= 8:
+            return f"3 (split-K in a cluster) needs gsu 2..8, the CTAs of one portable cluster (gsu is {sol.gsu})"
+        if sol.pk != 0:
+            return (f"3 (split-K in a cluster) takes one tile a cluster, pk 0 (pk is {sol.pk}): a persistent CTA "
+                    f"would meet its cluster's barrier while its producer loads the next tile")
+        if not swap(sol):
+            return "3 (split-K in a cluster) is built for the prepacked-weight (decode) kernels"
         return None
     if sol.problem.spec.grouped:
         return f"{sol.mc}: a grouped kernel's neighbouring tiles may lie in different groups; multicast is for one GEMM"

@@ -185,14 +185,14 @@ static kiln_status load_kernels(kiln_handle h, const kiln_solution *s, kiln_kern
     const kiln_code_object *co = kiln_find_code_object(&h->tables, s->name);
     if (!co)
         return KILN_STATUS_NO_CODE_FOR_DEVICE;
-    if (s->gsu > 1 && !s->reduce_name)
+    if (kiln_solution_reduces(s) && !s->reduce_name)
         return KILN_STATUS_INTERNAL_ERROR; /* a split-K solution without its reduce kernel: a table error */
     void *module = NULL, *gemm = NULL, *reduce = NULL;
     kiln_status st = h->backend->load_module(h->dev, co->data, co->size, &module);
     if (st != KILN_STATUS_SUCCESS)
         return st;
     st = h->backend->get_kernel(h->dev, module, s->name, s->lds_bytes, &gemm);
-    if (st == KILN_STATUS_SUCCESS && s->gsu > 1)
+    if (st == KILN_STATUS_SUCCESS && kiln_solution_reduces(s))
         st = h->backend->get_kernel(h->dev, module, s->reduce_name, 0, &reduce);
     if (st != KILN_STATUS_SUCCESS) {
         h->backend->unload_module(h->dev, module);

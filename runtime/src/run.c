@@ -334,7 +334,7 @@ static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *al
     }
     st = h->backend->launch(h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,
                             stream);
-    if (st == KILN_STATUS_SUCCESS && sol->gsu > 1) {
+    if (st == KILN_STATUS_SUCCESS && kiln_solution_reduces(sol)) {
         const uint32_t reduce_grid[3] = {(uint32_t)g.reduce_grid_x, 1, (uint32_t)p->batch};
         st = h->backend->launch(h->dev, reduce, reduce_grid, KILN_REDUCE_THREADS, 0, prm, sizeof *prm, stream);
     }

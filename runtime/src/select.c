@@ -120,6 +120,10 @@ kiln_arch_id kiln_arch_from_name(const char *name)
 
 int kiln_solution_wgmma(const kiln_solution *s) { return s->launch == KILN_LAUNCH_TMA; }
 
+int kiln_solution_cluster_split(const kiln_solution *s) { return kiln_solution_wgmma(s) && s->multicast == 3; }
+
+int kiln_solution_reduces(const kiln_solution *s) { return s->gsu > 1 && !kiln_solution_cluster_split(s); }
+
 void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_geometry *g)
 {
     int64_t kb = p->b_prepacked ? p->ldb : p->k;
@@ -149,13 +153,16 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
             g->grid_x = ceil_div(g->tiles_m, 2) * g->tiles_n;
         else if (s->multicast == 2)
             g->grid_x = g->tiles_m * ceil_div(g->tiles_n, 2);
+        /* split-K in a cluster: grid x counts clusters, one tile each (the launch multiplies by the cluster) */
+        if (kiln_solution_cluster_split(s))
+            g->grid_z = p->batch;
         g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
         g->grid_z = 1;
     }
-    g->cluster = kiln_solution_wgmma(s) && s->multicast ? 2 : 1;
+    g->cluster = !kiln_solution_wgmma(s) ? 1 : kiln_solution_cluster_split(s) ? s->gsu : s->multicast ? 2 : 1;
     g->reduce_grid_x = 0;
     g->workspace_bytes = 0;
-    if (s->gsu > 1) {
+    if (kiln_solution_reduces(s)) {
         uint64_t w = (uint64_t)s->gsu;
         g->reduce_grid_x = ceil_div(p->m * p->n, KILN_REDUCE_THREADS);
         if (!mul_u64(w, (uint64_t)p->batch, &w) || !mul_u64(w, (uint64_t)p->m, &w) ||
@@ -184,7 +191,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
 {
     const kiln_problem *p = in->problem;
     if (s->mt0 < 1 || s->mt1 < 1 || s->depth_u < 1 || s->gsu < 1 || s->align_a < 1 || s->align_b < 1 ||
-        s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0 || s->multicast < 0 || s->multicast > 2)
+        s->k_multiple < 1 || s->threads < 1 || s->lds_bytes < 0 || s->multicast < 0 || s->multicast > 3 ||
+        (s->multicast == 3 && (s->gsu < 2 || s->gsu > 8 || s->persistent)))
         return kiln_reject_because(why, why_len, KILN_REJECT_PROBLEM, "malformed table entry (a size or factor out of range)");
     kiln_arch_id arch = kiln_arch_from_name(in->arch);
     if (s->arch != arch || arch == KILN_ARCH_UNKNOWN || s->a_type != p->a_type || s->b_type != p->b_type ||
@@ -234,7 +242,8 @@ kiln_reject kiln_solution_fits(const kiln_solution *s, const kiln_select_input *
             max_x = UINT32_MAX;
         if (max_z > UINT32_MAX)
             max_z = UINT32_MAX;
-        if (g.grid_x > max_x / g.cluster || g.reduce_grid_x > max_x || g.grid_z > max_z || (s->gsu > 1 && p->batch > max_z) ||
+        if (g.grid_x > max_x / g.cluster || g.reduce_grid_x > max_x || g.grid_z > max_z ||
+            (kiln_solution_reduces(s) && p->batch > max_z) ||
             g.k_tiles_per_split > INT32_MAX ||
             ((kiln_solution_wgmma(s) || p->group_mode != KILN_GROUP_NONE) &&
              g.grid_x > INT32_MAX)) /* kiln_tma_params.num_tiles; the grouped walk's tile index (int) */

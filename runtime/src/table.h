@@ -85,12 +85,14 @@ typedef struct kiln_solution {
     int wgm;                 /* workgroup-mapping group size (for explain) */
     int align_a, align_b;    /* required element alignment of A/B pointers and lda/ldb */
     int k_multiple;          /* K must be a multiple of this (1 = any) */
-    const char *reduce_name; /* split-K reduction kernel symbol, NULL when gsu == 1 */
+    const char *reduce_name; /* split-K reduction kernel symbol, NULL when gsu == 1 or multicast == 3 */
     int persistent;          /* > 0: the kernel loops over its tiles and the runtime launches min(tiles, SM count)
                               * workgroups (2: ping-pong consumers); 0: one workgroup per tile */
     int multicast;           /* wgmma: 0 none; 1 clusters of two CTAs on M-adjacent tiles that share B's K-tiles (TMA
                               * multicast), 2 on N-adjacent tiles that share A's. The kernel walks the pairs, the
-                              * grid is two CTAs per pair (persistent: per cluster that fits) */
+                              * grid is two CTAs per pair (persistent: per cluster that fits); 3 split-K in a
+                              * cluster: the gsu CTAs of a cluster take one tile's K slices and the first adds the
+                              * others' sums (persistent 0; no workspace, no reduce kernel) */
     int fast_accum;          /* 1: fp8 sums kept in wgmma's reduced-precision accumulator over all of K (no FP32
                               * promotion): only for problems with fast_accum set, or K within one DepthU tile */
 } kiln_solution;

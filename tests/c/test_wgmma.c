@@ -351,7 +351,7 @@ static void test_scale_maps(void)
 
 /* Multicast solutions (clusters of two CTAs): grid x counts pairs of tiles along M (1) or N (2), an odd count's
  * last tile pairing with one past D's edge; the shared operand's map has half the tile's rows per box; the size
- * predicate counts two CTAs per pair. */
+ * predicate counts two CTAs per pair. Then split-K in a cluster (multicast 3). */
 static void test_multicast_geometry(void)
 {
     kiln_solution s = kiln_solutions[FAKE_WG_FP8]; /* 128x128x128 */
@@ -385,8 +385,31 @@ static void test_multicast_geometry(void)
     CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_SIZE, "2 x pairs past max_grid_x: %s", why);
     in.max_grid_x = 2 * g.grid_x;
     CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_FITS, "2 x pairs within max_grid_x: %s", why);
+    s.multicast = 4;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "multicast 4: %s", why);
+
+    /* split-K in a cluster (3): grid x counts tiles, a cluster of gsu CTAs each; no workspace, no reduce kernel;
+     * the size predicate counts gsu CTAs a tile; gsu 2..8 and one tile a cluster (not persistent) only */
     s.multicast = 3;
-    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "multicast 3: %s", why);
+    s.gsu = 4;
+    s.persistent = 0;
+    kiln_solution_geometry(&s, &p, &g);
+    CHECK(g.grid_x == 17 * 9 * 3 && g.grid_z == 1 && g.cluster == 4 && g.k_tiles_per_split == 8 &&
+              g.workspace_bytes == 0 && g.reduce_grid_x == 0 && !kiln_solution_reduces(&s),
+          "cluster split-K: %lld tiles, cluster %lld, workspace %llu", (long long)g.grid_x, (long long)g.cluster,
+          (unsigned long long)g.workspace_bytes);
+    in.max_grid_x = 4 * g.grid_x - 1;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_SIZE, "4 x tiles past max_grid_x: %s", why);
+    in.max_grid_x = 4 * g.grid_x;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_FITS, "4 x tiles within max_grid_x: %s", why);
+    s.persistent = 1;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "persistent cluster split-K: %s", why);
+    s.persistent = 0;
+    s.gsu = 16;
+    CHECK(kiln_solution_fits(&s, &in, why, sizeof why) == KILN_REJECT_PROBLEM, "cluster split-K gsu 16: %s", why);
+    s.gsu = 4;
+    s.multicast = 0;
+    CHECK(kiln_solution_reduces(&s), "gsu 4 without a cluster reduces in a second kernel");
 }
 
 /* D's map for grouped problems: the kernels store whole tiles of a group through it (contiguous: D is one matrix

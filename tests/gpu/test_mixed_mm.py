@@ -115,6 +115,50 @@ def test_mixed_group_scale_shapes():
         kiln.mixed_mm(a, packed, scale_b=kt.positive((260, 3)).double())
 
 
+# Decode shapes for split-K in a cluster: odd N (a partial weight tile), K not a multiple of 128 (a short last
+# K-tile in the last split), splits of unequal length, one or two tiles, a 3-D A, a large K.
+CLUSTER_SPLIT_SHAPES = [(1, 1000, 8200), (3, 4104, 4104), (17, 130, 1000), (2, 5, 520, 2000), (32, 64, 300),
+                        (9, 2056, 28672)]
+
+
+@pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
+def test_mixed_cluster_split(a_t):
+    """Every split-K-in-a-cluster kernel of the table (MC3: the gsu CTAs of a cluster take a tile's K slices and
+    the first adds the others' sums from their shared memory), forced by name on odd decode shapes with a column
+    scale, a bias and an activation, in a poisoned output; a shape whose K leaves a split empty is refused
+    (INVALID_ALGO), never launched."""
+    combo = (a_t, DType.E4M3, a_t, Layout.TN, True)
+    kt.require_combo(combo)
+    names = sorted(n for n in kt.claimed_names_of(kt.arch(), combo) if "_MC3_" in n)
+    if not names:
+        pytest.skip(f"no split-K-in-a-cluster {kt.combo_id(combo)} kernel in this table")
+    ran = 0
+    for shape in CLUSTER_SPLIT_SHAPES:
+        batch, m, n, k = kt.split_shape(shape)
+        a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
+        w = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN)
+        packed = kiln.prepack_b(w)
+        sb, bias = kt.positive((n,)), torch.randn(n, device="cuda").to(kt.tdt(a_t))
+        ref = kt.reference(a, w, sb=sb, bias=bias, act="gelu")
+        for name in names:
+            def make_out():
+                if batch:
+                    return torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda")
+                return kt.poisoned(m, n, kt.tdt(a_t))
+            out = make_out()
+            try:
+                res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=bias, activation="gelu", out=out,
+                                        algo=kiln.algo_by_name(name))
+            except kiln.KilnError as exc:
+                assert exc.status == kiln.Status.INVALID_ALGO, f"{name} {shape}: {exc}"
+                assert torch.isnan(out).all(), f"{name} {shape}: refused, yet the output was written"
+                continue
+            kt.check(res, ref, kt.TOL_FP8, f"{name} {kt.shape_id(shape)}")
+            kt.untouched_outside(res, name)
+            ran += 1
+    assert ran >= len(names), "most split-K-in-a-cluster kernels ran on no shape"
+
+
 @pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
 def test_mixed_repeatable(a_t):
     """Every table kernel of a x e4m3 -> a on a problem of many tiles per CTA: the first run passes the gate and the
