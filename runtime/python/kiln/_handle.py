@@ -276,8 +276,7 @@ def resolve(p: kiln_problem, args: kiln_args, algo, device, where: str) -> tuple
         algo = select(p, args, index)
     h = handle(index)
     ws_bytes = int(algo.workspace_bytes) if algo is not None else 0
-    # from algo_by_name: sized for this problem here (split-K in a cluster, MC3, needs none)
-    if algo is not None and ws_bytes == 0 and algo.gsu > 1 and "_MC3_" not in algo.name:
+    if algo is not None and ws_bytes == 0 and algo.gsu > 1:  # from algo_by_name: sized for this problem here
         ws_bytes = split_k_workspace(p, algo.gsu)
     return h, index, algo, ws_bytes
 
