@@ -60,7 +60,10 @@ static void check_solution(int i)
     CHECK(s->mt0 > 0 && s->mt1 > 0 && s->depth_u > 0 && s->threads > 0 && s->lds_bytes >= 0 && s->gsu > 0 &&
               s->wgm > 0 && s->align_a > 0 && s->align_b > 0 && s->k_multiple > 0,
           "%s: sizes", s->name);
-    CHECK((s->gsu > 1) == (s->reduce_name != NULL), "%s: reduce_name exactly when gsu > 1", s->name);
+    CHECK(kiln_solution_reduces(s) == (s->reduce_name != NULL),
+          "%s: reduce_name exactly when gsu > 1 and the splits are not reduced in a cluster", s->name);
+    CHECK(!kiln_solution_cluster_split(s) || (s->gsu >= 2 && s->gsu <= 8 && !s->persistent && s->b_prepacked),
+          "%s: split-K in a cluster: gsu 2..8, one tile a cluster, prepacked weights", s->name);
     for (int j = 0; j < i; j++)
         CHECK(kiln_solutions[j].name && strcmp(kiln_solutions[j].name, s->name) != 0, "%s: listed twice", s->name);
 }
