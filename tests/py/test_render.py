@@ -183,6 +183,29 @@ def test_each_family_template_includes_its_device_header():
         assert f'#include "{spec.device_header}"' in text, family
 
 
+def test_cluster_split_renders_a_cluster_of_gsu_and_no_reduce_kernel():
+    """mc 3 (split-K in a cluster): the kernel's cluster is gsu CTAs, it has no `_reduce` kernel and its table row no
+    reduce name; its shared memory holds each consumer thread's accumulators beside what the same tile with a
+    reduce kernel needs (the kernel's static_assert checks the generator's count against the device's)."""
+    import dataclasses
+    from kilngen import wgmma
+    from kilngen.schema import load_file
+    sf = load_file(REPO / "solutions/sm90/wgmma_mixed_f16.yaml", REPO)
+    cluster = [s for lg in sf.logics for s in lg.solutions if s.mc == 3]
+    assert cluster, "the f16 mixed logic has no mc 3 solution"
+    tree = render.render_tree([sf], REPO / "templates")
+    for sol in cluster:
+        view, row = render.kernel_view(sol), render.solution_row(sol)
+        assert view.cluster == sol.gsu and 2 <= sol.gsu <= 8 and not view.reduce and row["reduce"] == "NULL"
+        assert row["multicast"] == 3 and row["persistent"] == 0
+        plain = dataclasses.replace(sol, mc=0)
+        extra = wgmma.consumers(sol) * wgmma._acc(sol) * 128 * 4
+        assert wgmma.lds_bytes(sol) == wgmma.lds_bytes(plain) + extra
+        assert render.kernel_view(plain).reduce and render.kernel_view(plain).cluster == 1
+        src = tree[f"sm90/{sol.name}.hip"]
+        assert f"__cluster_dims__({sol.gsu}, 1, 1)" in src and "_reduce(" not in src
+
+
 def test_split_promotion_renders_the_half_width_wgmma():
     """pr 1 with 64x192 consumers keeps its two sums as column halves: the kernel gets SPLIT and the m64n96 MmaH;
     pr 1 with 64x128 consumers does not (two K-tile sums), and neither do fast kernels."""
