@@ -131,8 +131,7 @@ template <class C> struct WgmmaGemm {
     static_assert(!C::BLOCK_SCALES || (C::DU == 128 && !C::SWAP && !PINGPONG && (CPC % 128 == 0 || 128 % CPC == 0)),
                   "block scales: one 128-K group per K-tile, B's column blocks whole within a consumer");
 
-    static_assert(C::MC == 0 || C::MC == 3 ||
-                      (!C::GROUPED && !C::SWAP && !C::SYNC && (C::MC == 1 ? C::MT1 : C::MT0) % 16 == 0),
+    static_assert(!MULTICAST || (!C::GROUPED && !C::SWAP && !C::SYNC && (C::MC == 1 ? C::MT1 : C::MT0) % 16 == 0),
                   "multicast: one GEMM's SS kernels, the shared operand's tile in two halves of whole swizzle groups");
     static_assert(!CLUSTER_SPLIT || (C::GSU >= 2 && C::GSU <= 8 && C::PK == 0 && !C::GROUPED && ACC % 4 == 0),
                   "split-K in a cluster: 2..8 CTAs (a portable cluster), one tile a cluster, one GEMM");
@@ -158,10 +157,8 @@ template <class C> struct WgmmaGemm {
     // The walk: CTA b takes tiles b, b + gridDim.x, ...; with multicast the two CTAs of cluster b / 2 (consecutive
     // on grid x, __cluster_dims__(2, 1, 1)) take pair b / 2, + gridDim.x / 2, ... (P.num_tiles counts pairs); with
     // split-K in a cluster the GSU CTAs of cluster b / GSU take tile b / GSU (P.num_tiles counts tiles).
-    static constexpr int CLUSTER = CLUSTER_SPLIT ? C::GSU : C::MC != 0 ? 2 : 1;
-    KILN_DEVICE static int cluster_rank() {  // this CTA's place in its cluster
-        return CLUSTER == 2 ? block_x() & 1 : block_x() % CLUSTER;
-    }
+    static constexpr int CLUSTER = CLUSTER_SPLIT ? C::GSU : MULTICAST ? 2 : 1;
+    KILN_DEVICE static int cluster_rank() { return (int)((unsigned)block_x() % CLUSTER); }  // its place in its cluster
     KILN_DEVICE static int first_tile() { return block_x() / CLUSTER; }
     KILN_DEVICE static int tile_step() { return (int)gridDim.x / CLUSTER; }
 

@@ -62,11 +62,6 @@ def _amd_attrs(threads: int, occ: int) -> str:
     return f"__attribute__((amdgpu_flat_work_group_size({threads}, {threads}){waves}))"
 
 
-def _cluster(sol: Solution) -> int:
-    """CTAs per thread-block cluster (mc is 0 outside the wgmma family)."""
-    return wgmma.cluster_size(sol)
-
-
 def _reduces(sol: Solution) -> bool:
     """Split-K whose partial sums a second kernel adds up (every gsu > 1 but split-K in a cluster)."""
     return sol.gsu > 1 and not wgmma.cluster_split(sol)
@@ -89,7 +84,7 @@ def kernel_view(sol: Solution) -> KernelView:
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
         grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
-        sync=_cbool(sol.spec.sync(sol)), cluster=_cluster(sol), reduce=_reduces(sol))
+        sync=_cbool(sol.spec.sync(sol)), cluster=wgmma.cluster_size(sol), reduce=_reduces(sol))
 
 
 def solution_row(sol: Solution) -> dict:

@@ -159,7 +159,7 @@ void kiln_solution_geometry(const kiln_solution *s, const kiln_problem *p, kiln_
         g->grid_x = g->grid_z <= INT64_MAX / g->grid_x ? g->grid_x * g->grid_z : INT64_MAX;
         g->grid_z = 1;
     }
-    g->cluster = !kiln_solution_wgmma(s) ? 1 : kiln_solution_cluster_split(s) ? s->gsu : s->multicast ? 2 : 1;
+    g->cluster = kiln_solution_cluster_split(s) ? s->gsu : kiln_solution_wgmma(s) && s->multicast ? 2 : 1;
     g->reduce_grid_x = 0;
     g->workspace_bytes = 0;
     if (kiln_solution_reduces(s)) {
