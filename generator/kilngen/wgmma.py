@@ -110,7 +110,8 @@ def tma_d(sol) -> bool:
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
     whole_boxes = cpc * DTYPE_INFO[sol.problem.d].bytes % 128 == 0  # the store's 128-byte boxes tile the columns
-    return sub >= rpc * 128 and whole_boxes and _ring(sol) + _scales(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+    return sub >= rpc * 128 and whole_boxes and \
+        _ring(sol) + _scales(sol) + _reduce(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
 
 
 def cluster_split(sol) -> bool:
@@ -287,8 +288,6 @@ def _multicast(sol):
         if sol.pk != 0:
             return (f"3 (split-K in a cluster) takes one tile a cluster, pk 0 (pk is {sol.pk}): a persistent CTA "
                     f"would meet its cluster's barrier while its producer loads the next tile")
-        if not swap(sol):
-            return "3 (split-K in a cluster) is built for the prepacked-weight (decode) kernels"
         return None
     if sol.problem.spec.grouped:
         return f"{sol.mc}: a grouped kernel's neighbouring tiles may lie in different groups; multicast is for one GEMM"

@@ -47,7 +47,11 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     KILN_GPU_LOG= timeout "${KILN_MEMCHECK_TIMEOUT:-240}" compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         tests/gpu/test_scaled_mm.py tests/gpu/test_mixed_mm.py tests/gpu/test_gemm.py tests/gpu/test_empty.py \
         tests/gpu/test_grouped.py tests/gpu/test_attention.py -k "not long_keys and not repeatable" -x >"$OUT/memcheck.log" 2>&1
-    echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
+    rc=$?
+    # the block-scaled split-K-in-a-cluster kernels, both ways of getting the scales
+    KILN_GPU_LOG= timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
+        tests/gpu/test_block_scaled.py -k cluster_split >>"$OUT/memcheck.log" 2>&1
+    echo "memcheck rc=$rc/$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -2 | tr '\n' ' ')"
     timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 build/kiln_example 300 260 640 >"$OUT/racecheck.log" 2>&1
     echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
     # split-K in a cluster (rank 0 reads its peers' sums over DSMEM): one dtype's sweep of those kernels
@@ -55,6 +59,9 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     KILN_GPU_LOG= timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         "$node" >>"$OUT/racecheck.log" 2>&1
     echo "racecheck (cluster split-K) rc=$?: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
+    KILN_GPU_LOG= timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
+        tests/gpu/test_scaled_mm.py tests/gpu/test_block_scaled.py -k cluster_split >>"$OUT/racecheck.log" 2>&1
+    echo "racecheck (fp8 cluster split-K) rc=$?: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
     # the attention kernels (wgmma: producer transposes into shared memory the consumers' wgmma read)
     KILN_GPU_LOG= timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         tests/gpu/test_attention.py -k "head_dims or varlen" >>"$OUT/racecheck.log" 2>&1

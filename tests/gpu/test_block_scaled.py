@@ -210,6 +210,30 @@ def test_block_every_kernel(d_type):
 
 
 @pytest.mark.parametrize("path", ["tma", "warp"])
+def test_block_cluster_split(path, monkeypatch):
+    """Every split-K-in-a-cluster block-scaled kernel (MC3: the cluster's first CTA adds the others' promoted sums
+    from their shared memory), forced by name, with either way of getting the scales, on shapes with partial tiles,
+    K not a multiple of 128 and a bias; where K leaves a split empty the call is refused and the output untouched."""
+    require_block()
+    names = sorted(nm for nm in block_names(kt.arch(), DType.BF16) if "_MC3_" in nm)
+    if not names:
+        pytest.skip("no split-K-in-a-cluster block-scaled kernel in this table")
+    if path == "warp":
+        monkeypatch.setenv("KILN_TMA_SCALES", "0")
+    ran, refused = set(), 0
+    for m, n, k in ((64, 2112, 7168), (1, 300, 1000), (130, 4100, 2048), (64, 256, 256)):
+        for nm in names:
+            try:
+                run_block(m, n, k, bias_type=DType.BF16, algo=kiln.algo_by_name(nm))
+                ran.add(nm)
+            except kiln.KilnError as exc:
+                assert exc.status == kiln.Status.INVALID_ALGO, f"{nm} {m}x{n}x{k}: {exc}"
+                refused += 1
+    assert ran == set(names), f"split-K-in-a-cluster kernels that ran on no shape: {sorted(set(names) - ran)}"
+    assert refused, "no shape left a split empty: the refusal path went untested"
+
+
+@pytest.mark.parametrize("path", ["tma", "warp"])
 def test_block_scale_paths(path, monkeypatch):
     """Both ways a block-scaled kernel gets its scales (kiln_abi.h, scale_tma): the copy engine (scale_a M-major with
     16-byte strides, scale_b K- or N-major likewise) and the producer's scale warp (KILN_TMA_SCALES=0, or layouts the

@@ -112,6 +112,45 @@ def test_fp8_uint8_override_is_bitwise_the_same():
         kiln.scaled_mm(a.view(torch.uint8), w.t(), sa, sb)
 
 
+CLUSTER_SPLIT_SHAPES = [(1, 1000, 8192), (3, 4104, 4096), (17, 130, 1008), (2, 5, 520, 2048), (65, 300, 1536),
+                        (128, 2056, 7168), (64, 192, 256)]
+
+
+def test_fp8_cluster_split():
+    """Every split-K-in-a-cluster kernel of the fp8 table (MC3: the gsu CTAs of a cluster take a tile's K slices and
+    the first adds the others' promoted FP32 sums from their shared memory), forced by name on odd small-M shapes
+    (K not a multiple of 128, a batch, M past one tile) with row and column scales, a bias and an activation, into
+    a poisoned output; where K leaves a split empty the call is refused (INVALID_ALGO) and the output stays as it
+    was."""
+    kt.require_combo(BASE)
+    names = sorted(n for n in kt.claimed_names_of(kt.arch(), BASE) if "_MC3_" in n)
+    if not names:
+        pytest.skip(f"no split-K-in-a-cluster {kt.combo_id(BASE)} kernel in this table")
+    ran, refused = set(), 0
+    for shape in CLUSTER_SPLIT_SHAPES:
+        batch, m, n, k = kt.split_shape(shape)
+        a = kt.randn_fp8(kt.mk(batch, m, k), kt.tdt(DType.E4M3), extra_rows=1 if batch else 0)
+        b = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN, batch, extra_rows=2 if batch else 0)
+        sa, sb = scale("vector", m, True), scale("vector", n, False)
+        bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+        ref = kt.reference(a, b, sa=sa, sb=sb, bias=bias, act="gelu")
+        for name in names:
+            out = kt.poisoned(m, n, torch.bfloat16, batch)
+            try:
+                res = kt.run_and_record(kiln.scaled_mm, a, b, sa, sb, bias=bias, activation="gelu", out=out,
+                                        algo=kiln.algo_by_name(name))
+            except kiln.KilnError as exc:
+                assert exc.status == kiln.Status.INVALID_ALGO, f"{name} {kt.shape_id(shape)}: {exc}"
+                assert torch.isnan(out).all(), f"{name} {kt.shape_id(shape)}: refused, yet the output was written"
+                refused += 1
+                continue
+            kt.check(res, ref, kt.TOL_FP8, f"{name} {kt.shape_id(shape)}")
+            kt.untouched_outside(res, name)
+            ran.add(name)
+    assert ran == set(names), f"split-K-in-a-cluster kernels that ran on no shape: {sorted(set(names) - ran)}"
+    assert refused, "no shape left a split empty: the refusal path went untested"
+
+
 def test_fp8_query_and_explain():
     kt.require_combo(BASE)
     a = kt.fp8_values((512, 512), torch.float8_e4m3fn)
