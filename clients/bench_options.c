@@ -17,6 +17,7 @@ static void usage(FILE *f)
             "                  [--sizes-file FILE] [--solutions all|top1|NAME,NAME...] [--warmup 5] [--iters 20]\n"
             "                  [--samples 256] [--csv FILE] [--json FILE] [--device N] [--quiet]\n"
             "                  [--block-scales | --row-scales] [--fast-accum] [--groups G [--group-mode MODE]]\n"
+            "                  [--warm-l2]\n"
             "  TYPE: f32 f16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz (fp8 x fp8: scaled GEMM, TN; f16/bf16 x fp8: B\n"
             "        prepacked, TN; f16 x f16 / bf16 x bf16: GEMM). D: f32, f16 or bf16.\n"
             "  --block-scales: fp8 x fp8 with block scales (1x128 for A, 128x128 for B), all of one value each, in the\n"
@@ -26,6 +27,8 @@ static void usage(FILE *f)
             "  --groups G: grouped fp8 x fp8 GEMM (TN) of G equal groups; MxNxK is one group's: M rows per group\n"
             "        (contiguous: m = G*M; masked: M rows in each of G batches), N, and K (k-grouped: k = G*K)\n"
             "  --group-mode contiguous|masked|k: how the groups are laid out (default contiguous)\n"
+            "  --warm-l2: time each run with what the run before left in L2 (default: L2 is evicted before each\n"
+            "        timed run, as a model's next call of a layer finds it: its weights are not in L2)\n"
             "  default sizes: 1024x1024x1024,4096x4096x4096,8192x8192x8192\n"
             "  exit status: 0 all passed, 1 a candidate failed, 2 usage or setup error\n");
 }
@@ -221,6 +224,10 @@ int parse_args(int argc, char **argv, struct options *o)
         }
         if (!strcmp(arg, "--block-scales")) {
             o->block_scales = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--warm-l2")) {
+            o->warm_l2 = 1;
             continue;
         }
         if (!strcmp(arg, "--row-scales")) {

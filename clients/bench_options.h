@@ -36,6 +36,7 @@ struct options {
     int groups;       /* grouped GEMM: groups of equal size (--groups); 0: not grouped */
     kiln_group_mode group_mode; /* KILN_GROUP_NONE without --groups */
     int fast_accum;   /* kiln_problem.fast_accum = 1 (fp8 sums may stay in wgmma's accumulator) */
+    int warm_l2;      /* --warm-l2: time with what the previous run left in L2 (default: L2 evicted before each run) */
     const char *csv_path, *json_path;
 };
 

@@ -141,9 +141,9 @@ int write_json(FILE *f, const struct options *o, const char *device, const char 
     else
         fputs("\"alpha\": 1.0, \"beta\": 0.0, ", f);
     fprintf(f, "\"groups\": %d, \"group_mode\": \"%s\", ", o->groups, group_mode_name(o->group_mode));
-    fprintf(f, "\"solutions\": \"%s\", \"warmup\": %d, \"iters\": %d, \"samples\": %d},\n  \"rows\": [",
+    fprintf(f, "\"solutions\": \"%s\", \"warmup\": %d, \"iters\": %d, \"samples\": %d, \"l2\": \"%s\"},\n  \"rows\": [",
             o->solutions == SOL_ALL ? "all" : o->solutions == SOL_TOP1 ? "top1" : "list", o->warmup, o->iters,
-            o->samples);
+            o->samples, o->warm_l2 ? "warm" : "cold");
     for (int i = 0; i < rows->n; i++) {
         const struct row *r = &rows->v[i];
         fprintf(f,

@@ -43,6 +43,8 @@ struct bench {
     CUevent *ev; /* 2 * iters events: start i, stop i */
     float *times;
     CUdeviceptr queue_buf; /* scratch the timed loop's queue-ahead memsets write (QUEUE_BYTES; 0: none) */
+    CUdeviceptr flush_buf; /* FLUSH_BYTES written before each timed run to evict L2 (cold L2; 0: not yet / none) */
+    int flush_failed;      /* no flush buffer or no async memset: the runs are timed warm (said once) */
     int fatal; /* the CUDA context is unusable (a kernel fault): stop */
     int failed;
 };
@@ -87,6 +89,28 @@ static void queue_ahead(struct bench *bx, double us)
     for (int i = 0; i < n; i++)
         if (cu.memset_d32_async(bx->queue_buf, 0u, QUEUE_BYTES / 4, NULL) != 0)
             return;
+}
+
+/* Cold L2: before each timed run (outside its event pair) a memset of FLUSH_BYTES, several times the L2 of the GPUs
+ * kiln targets (50 MB on the H100 and H200), replaces whatever the previous run left there. Without it, a problem
+ * whose operands fit in L2 (an M = 64 GEMM's 30 MB of fp8 weights) is timed reading them from L2 at every run but
+ * the first, which a model's next call of that layer never does; the tuner then prefers the kernels that read L2
+ * fastest, not HBM. */
+#define FLUSH_BYTES ((size_t)256 << 20)
+
+static void flush_l2(struct bench *bx)
+{
+    if (bx->o->warm_l2 || bx->flush_failed)
+        return;
+    if (!bx->flush_buf && (!cu.memset_d32_async || cu.mem_alloc(&bx->flush_buf, FLUSH_BYTES) != 0)) {
+        bx->flush_buf = 0;
+        bx->flush_failed = 1;
+        fprintf(stderr, "kiln_bench: cannot evict L2 before the timed runs (no %s): timing them warm\n",
+                cu.memset_d32_async ? "device memory for the flush buffer" : "cuMemsetD32Async");
+        return;
+    }
+    if (cu.memset_d32_async(bx->flush_buf, 0u, FLUSH_BYTES / 4, NULL) != 0)
+        bx->flush_failed = 1;
 }
 
 static int cmp_float(const void *x, const void *y)
@@ -148,7 +172,7 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
         set_status(r, "check: rel_err above %.0e", tol);
 
     /* Timing: warmup (its host time per run measured), GPU work queued ahead (queue_ahead), then one event pair
-     * around each run; one synchronization at the end. */
+     * around each run, L2 evicted before each (flush_l2, unless --warm-l2); one synchronization at the end. */
     double t_host = now_us();
     for (int i = 0; i < o->warmup; i++) {
         st = kiln_run(bx->h, p, algo, args, (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
@@ -161,6 +185,7 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
     queue_ahead(bx, 100.0 + 1.5 * (host_per_run + 5.0) * o->iters);
     int recorded = 0;
     for (; recorded < o->iters; recorded++) {
+        flush_l2(bx);
         if ((rc = cu.event_record(bx->ev[2 * recorded], NULL)) != 0) {
             set_status(r, "cuEventRecord: %s (%d)", cu_error(rc), rc);
             break;
@@ -573,9 +598,9 @@ int main(int argc, char **argv)
         csv_header(bx.csv);
 
     if (!o.quiet) {
-        printf("kiln_bench: %s (%s), %s x %s -> %s, layout %s, %d size(s), warmup %d, iters %d, samples %d\n",
-               device_name, arch, kiln_dtype_name(o.a), kiln_dtype_name(o.b), kiln_dtype_name(o.d),
-               layout_name(o.layout), o.nsizes, o.warmup, o.iters, o.samples);
+        printf("kiln_bench: %s (%s), %s x %s -> %s, layout %s, %d size(s), warmup %d, iters %d, samples %d, "
+               "L2 %s\n", device_name, arch, kiln_dtype_name(o.a), kiln_dtype_name(o.b), kiln_dtype_name(o.d),
+               layout_name(o.layout), o.nsizes, o.warmup, o.iters, o.samples, o.warm_l2 ? "warm" : "cold");
         if (o.groups)
             printf("kiln_bench: %d groups, %s; sizes are one group's (M rows per group, N, K)\n", o.groups,
                    group_mode_name(o.group_mode));
@@ -606,6 +631,8 @@ int main(int argc, char **argv)
             cu.event_destroy(bx.ev[i]);
     if (bx.queue_buf)
         cu.mem_free(bx.queue_buf);
+    if (bx.flush_buf)
+        cu.mem_free(bx.flush_buf);
     kiln_destroy(bx.h);
     if (cu.primary_ctx_release)
         cu.primary_ctx_release(dev);
