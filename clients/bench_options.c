@@ -27,8 +27,9 @@ static void usage(FILE *f)
             "  --groups G: grouped fp8 x fp8 GEMM (TN) of G equal groups; MxNxK is one group's: M rows per group\n"
             "        (contiguous: m = G*M; masked: M rows in each of G batches), N, and K (k-grouped: k = G*K)\n"
             "  --group-mode contiguous|masked|k: how the groups are laid out (default contiguous)\n"
-            "  --warm-l2: time each run with what the run before left in L2 (default: L2 is evicted before each\n"
-            "        timed run, as a model's next call of a layer finds it: its weights are not in L2)\n"
+            "  --warm-l2: time every run on one copy of the operands, in L2 where they fit (default: the runs cycle\n"
+            "        through copies of A and B holding 150 MB, so that each reads them from HBM, as a model's next\n"
+            "        call of a layer does)\n"
             "  default sizes: 1024x1024x1024,4096x4096x4096,8192x8192x8192\n"
             "  exit status: 0 all passed, 1 a candidate failed, 2 usage or setup error\n");
 }

@@ -43,8 +43,7 @@ struct bench {
     CUevent *ev; /* 2 * iters events: start i, stop i */
     float *times;
     CUdeviceptr queue_buf; /* scratch the timed loop's queue-ahead memsets write (QUEUE_BYTES; 0: none) */
-    CUdeviceptr flush_buf; /* FLUSH_BYTES written before each timed run to evict L2 (cold L2; 0: not yet / none) */
-    int flush_failed;      /* no flush buffer or no async memset: the runs are timed warm (said once) */
+    int rotate_failed;     /* no device memory for the operand copies at some size: timed warm there (said once) */
     int fatal; /* the CUDA context is unusable (a kernel fault): stop */
     int failed;
 };
@@ -91,27 +90,15 @@ static void queue_ahead(struct bench *bx, double us)
             return;
 }
 
-/* Cold L2: before each timed run (outside its event pair) a memset of FLUSH_BYTES, several times the L2 of the GPUs
- * kiln targets (50 MB on the H100 and H200), replaces whatever the previous run left there. Without it, a problem
- * whose operands fit in L2 (an M = 64 GEMM's 30 MB of fp8 weights) is timed reading them from L2 at every run but
- * the first, which a model's next call of that layer never does; the tuner then prefers the kernels that read L2
- * fastest, not HBM. */
-#define FLUSH_BYTES ((size_t)256 << 20)
-
-static void flush_l2(struct bench *bx)
-{
-    if (bx->o->warm_l2 || bx->flush_failed)
-        return;
-    if (!bx->flush_buf && (!cu.memset_d32_async || cu.mem_alloc(&bx->flush_buf, FLUSH_BYTES) != 0)) {
-        bx->flush_buf = 0;
-        bx->flush_failed = 1;
-        fprintf(stderr, "kiln_bench: cannot evict L2 before the timed runs (no %s): timing them warm\n",
-                cu.memset_d32_async ? "device memory for the flush buffer" : "cuMemsetD32Async");
-        return;
-    }
-    if (cu.memset_d32_async(bx->flush_buf, 0u, FLUSH_BYTES / 4, NULL) != 0)
-        bx->flush_failed = 1;
-}
+/* Cold L2: the timed runs cycle through copies of A and B (operand sets) that together hold at least ROTATE_BYTES,
+ * three times the L2 of the GPUs kiln targets (50 MB on the H100 and H200), so that each run finds its operands in
+ * HBM, not where the previous run left them in L2: a model's next call of a layer does not find its weights in L2
+ * either. Without it a problem whose operands fit in L2 (an M = 64 GEMM's 30 MB of fp8 weights) is timed from L2 at
+ * every run but the first, and the tuner prefers the kernels that read L2 fastest, not HBM. (Evicting L2 with a
+ * memset instead leaves it full of dirty lines, whose write-back the next run then pays for: 5 us of 37 at
+ * 1 x 8192 x 8192.) D and the scales are shared. */
+#define ROTATE_BYTES ((size_t)150 << 20)
+#define MAX_SETS 256
 
 static int cmp_float(const void *x, const void *y)
 {
@@ -122,19 +109,20 @@ static int cmp_float(const void *x, const void *y)
 /* Device buffers of one size. */
 struct buffers {
     CUdeviceptr a, b, d, sa, sb, gi, ws; /* gi: group_index of a grouped problem */
+    CUdeviceptr rot;                      /* the other operand sets' copies of A and B (ROTATE_BYTES) */
 };
 
 static void free_buffers(struct buffers *buf)
 {
-    CUdeviceptr *all[7] = {&buf->a, &buf->b, &buf->d, &buf->sa, &buf->sb, &buf->gi, &buf->ws};
-    for (int i = 0; i < 7; i++)
+    CUdeviceptr *all[8] = {&buf->a, &buf->b, &buf->d, &buf->sa, &buf->sb, &buf->gi, &buf->ws, &buf->rot};
+    for (int i = 0; i < 8; i++)
         if (*all[i]) {
             cu.mem_free(*all[i]);
             *all[i] = 0;
         }
 }
 
-static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_args *args, const kiln_algo *algo,
+static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_args *sets, int nsets, const kiln_algo *algo,
                           struct buffers *buf, size_t ws_bytes, void *host_d, size_t d_count,
                           const struct samples *smp, double tol, struct row *r)
 {
@@ -145,7 +133,7 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
         set_status(r, "cuMemsetD8: %s", cu_error(rc));
         return;
     }
-    kiln_status st = kiln_run(bx->h, p, algo, args, (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
+    kiln_status st = kiln_run(bx->h, p, algo, &sets[0], (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
     if (st != KILN_STATUS_SUCCESS) {
         set_status(r, "kiln_run: %s", kiln_status_string(st));
         return;
@@ -172,10 +160,10 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
         set_status(r, "check: rel_err above %.0e", tol);
 
     /* Timing: warmup (its host time per run measured), GPU work queued ahead (queue_ahead), then one event pair
-     * around each run, L2 evicted before each (flush_l2, unless --warm-l2); one synchronization at the end. */
+     * around each run, each run on the next operand set (cold L2, ROTATE_BYTES); one synchronization at the end. */
     double t_host = now_us();
     for (int i = 0; i < o->warmup; i++) {
-        st = kiln_run(bx->h, p, algo, args, (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
+        st = kiln_run(bx->h, p, algo, &sets[i % nsets], (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
         if (st != KILN_STATUS_SUCCESS) {
             set_status(r, "kiln_run (warmup): %s", kiln_status_string(st));
             return;
@@ -185,12 +173,12 @@ static void run_candidate(struct bench *bx, const kiln_problem *p, const kiln_ar
     queue_ahead(bx, 100.0 + 1.5 * (host_per_run + 5.0) * o->iters);
     int recorded = 0;
     for (; recorded < o->iters; recorded++) {
-        flush_l2(bx);
         if ((rc = cu.event_record(bx->ev[2 * recorded], NULL)) != 0) {
             set_status(r, "cuEventRecord: %s (%d)", cu_error(rc), rc);
             break;
         }
-        st = kiln_run(bx->h, p, algo, args, (void *)(uintptr_t)buf->ws, ws_bytes, NULL);
+        st = kiln_run(bx->h, p, algo, &sets[(o->warmup + recorded) % nsets], (void *)(uintptr_t)buf->ws, ws_bytes,
+                      NULL);
         if (st != KILN_STATUS_SUCCESS) {
             set_status(r, "kiln_run (timed): %s", kiln_status_string(st));
             break;
@@ -249,7 +237,41 @@ struct size_work {
     kiln_algo *algos;
     int *ranks;
     const char **names;
+    kiln_args *sets; /* the operand sets the timed runs cycle through (cold L2); sets[0] is args */
 };
+
+/* The operand sets of a size (ROTATE_BYTES): *sets[0] = *args, then copies of A and B uploaded into buf->rot, as many
+ * as bring the sets' operands to ROTATE_BYTES (1 with --warm-l2 or operands of ROTATE_BYTES already; fewer, down to
+ * 1, where the device has no room: said once). The count; 0 when the host allocation fails. */
+static int operand_sets(struct bench *bx, const kiln_args *args, const void *host_a, size_t a_bytes,
+                        const void *host_b, size_t b_bytes, struct buffers *buf, kiln_args **sets)
+{
+    size_t a_room = (a_bytes + 255) & ~(size_t)255, b_room = (b_bytes + 255) & ~(size_t)255, one = a_room + b_room;
+    int want = 1;
+    if (!bx->o->warm_l2 && a_bytes + b_bytes < ROTATE_BYTES)
+        want = (int)(ROTATE_BYTES / one) + 1 > MAX_SETS ? MAX_SETS : (int)(ROTATE_BYTES / one) + 1;
+    *sets = malloc((size_t)want * sizeof **sets);
+    if (!*sets)
+        return 0;
+    (*sets)[0] = *args;
+    int n = 1;
+    if (want > 1 && cu.mem_alloc(&buf->rot, (size_t)(want - 1) * one) != 0)
+        buf->rot = 0;
+    for (; buf->rot && n < want; n++) {
+        CUdeviceptr pa = buf->rot + (size_t)(n - 1) * one, pb = pa + a_room;
+        if (cu.memcpy_htod(pa, host_a, a_bytes) != 0 || cu.memcpy_htod(pb, host_b, b_bytes) != 0)
+            break;
+        (*sets)[n] = *args;
+        (*sets)[n].a = (const void *)(uintptr_t)pa;
+        (*sets)[n].b = (const void *)(uintptr_t)pb;
+    }
+    if (n < want && !bx->rotate_failed) {
+        bx->rotate_failed = 1;
+        fprintf(stderr, "kiln_bench: no device memory for %d copies of A and B: L2 stays warm where they are missing\n",
+                want - 1);
+    }
+    return n;
+}
 
 /* A size is one batch's m, n, k, or for a grouped problem (--groups G) one group's: M rows per group, N and K, with
  * G equal groups (contiguous: m = G*M, group_index the ends M, 2M, ...; masked: G batches of M rows, every count
@@ -424,6 +446,12 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
     args.beta = 0.0f;
     if (grouped)
         args.group_index = (const int32_t *)(uintptr_t)buf->gi;
+    int nsets = operand_sets(bx, &args, uploads[0].host, uploads[0].bytes, uploads[1].host, uploads[1].bytes, buf,
+                             &w->sets);
+    if (nsets < 1) {
+        size_failure(bx, s, "host allocation failed");
+        return;
+    }
 
     /* Candidates, in kiln's order. */
     kiln_algo *algos = w->algos = malloc(MAX_CANDIDATES * sizeof *algos);
@@ -486,7 +514,8 @@ static void size_body(struct bench *bx, struct size4 s, struct size_work *w)
         } else {
             r->rank = ranks[i];
             r->name = names[ranks[i]];
-            run_candidate(bx, &p, &args, &algos[ranks[i]], buf, (size_t)ws_max, host_d, d_count, smp, tol, r);
+            run_candidate(bx, &p, w->sets, nsets, &algos[ranks[i]], buf, (size_t)ws_max, host_d, d_count, smp, tol,
+                          r);
             if (r->pass > 0 && (best < 0 || r->tflops > bx->rows.v[best].tflops))
                 best = bx->rows.n - 1;
             if (r->rank == 0 && r->timed)
@@ -509,7 +538,7 @@ static void bench_size(struct bench *bx, struct size4 s)
     memset(&w, 0, sizeof w);
     size_body(bx, s, &w);
     free_buffers(&w.buf);
-    free(w.algos), free(w.ranks), free((void *)w.names);
+    free(w.algos), free(w.ranks), free((void *)w.names), free(w.sets);
     free(w.host_a), free(w.host_b), free(w.host_packed), free(w.host_d), free(w.host_sa), free(w.host_sb);
     free(w.host_gi);
     free(w.smp.index), free(w.smp.ref);
@@ -631,8 +660,6 @@ int main(int argc, char **argv)
             cu.event_destroy(bx.ev[i]);
     if (bx.queue_buf)
         cu.mem_free(bx.queue_buf);
-    if (bx.flush_buf)
-        cu.mem_free(bx.flush_buf);
     kiln_destroy(bx.h);
     if (cu.primary_ctx_release)
         cu.primary_ctx_release(dev);
