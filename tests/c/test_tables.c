@@ -62,8 +62,9 @@ static void check_solution(int i)
           "%s: sizes", s->name);
     CHECK(kiln_solution_reduces(s) == (s->reduce_name != NULL),
           "%s: reduce_name exactly when gsu > 1 and the splits are not reduced in a cluster", s->name);
-    CHECK(!kiln_solution_cluster_split(s) || (s->gsu >= 2 && s->gsu <= 8 && !s->persistent && s->b_prepacked),
-          "%s: split-K in a cluster: gsu 2..8, one tile a cluster, prepacked weights", s->name);
+    CHECK(!kiln_solution_cluster_split(s) || (s->gsu >= 2 && s->gsu <= 8 && !s->persistent &&
+                                              s->kind != KILN_KIND_FP8_GROUPED && s->kind != KILN_KIND_FP8_BLOCK_GROUPED),
+          "%s: split-K in a cluster: gsu 2..8, one tile a cluster, not grouped", s->name);
     for (int j = 0; j < i; j++)
         CHECK(kiln_solutions[j].name && strcmp(kiln_solutions[j].name, s->name) != 0, "%s: listed twice", s->name);
 }
