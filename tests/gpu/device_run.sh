@@ -56,8 +56,8 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
     # split-K in a cluster (rank 0 reads its peers' sums over DSMEM): one dtype's sweep of those kernels. (The
     # block-scaled ones are left out: racecheck reports the scale warp's cp.async copies against the consumers' reads
-    # in every two-consumer block kernel, split-K in a cluster or not, and some of the test's shapes take that path
-    # whatever KILN_TMA_SCALES says; bench/NOTES.md.)
+    # in every two-consumer block kernel, split-K in a cluster or not, and the test's M = 130 shape takes that path
+    # whatever KILN_TMA_SCALES says: its scale strides are not 16-byte multiples; bench/NOTES.md.)
     node=$("$PY" -m pytest --collect-only -q -p no:cacheprovider tests/gpu/test_mixed_mm.py -k cluster_split | head -1)
     KILN_GPU_LOG= timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         "$node" >>"$OUT/racecheck.log" 2>&1
