@@ -175,7 +175,7 @@ def cmd_tune(args) -> int:
         tune.build(t, root, work, args.jobs)
     if "bench" in stages:
         part = tuple(int(v) for v in args.part.split("/"))
-        tune.bench(t, work, part, args.budget_s, args.iters, args.warmup)
+        tune.bench(t, work, part, args.budget_s, args.iters, args.warmup, args.retime_warm)
     if "write" in stages:
         results = tune.load_results(Path(args.results) if args.results else work / "results.json")
         done = sum(1 for s in t.sizes if "x".join(map(str, s)) in results["sizes"])
@@ -217,6 +217,8 @@ def main(argv=None) -> int:
     tu.add_argument("--part", default="1/1", help="bench only sizes i, i+n, ... of the list (i/n), to split a run")
     tu.add_argument("--budget-s", type=float, default=float("inf"), help="stop benchmarking after this many seconds "
                     "(results so far are kept; the next run goes on)")
+    tu.add_argument("--retime-warm", action="store_true", help="bench: time again the sizes whose record was timed "
+                    "with warm L2 (results from before kiln_bench's cold-L2 default) and replace them")
     tu.add_argument("--iters", type=int, default=10)
     tu.add_argument("--warmup", type=int, default=3)
     tu.add_argument("--jobs", type=int, default=os.cpu_count() or 2)

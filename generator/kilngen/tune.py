@@ -2,7 +2,9 @@
 
     space (fork entries) --expand, drop what the rules or the named filters reject--> candidates
     candidates --render into <work>/generated, cmake + ninja--> a library holding only them, and kiln_bench
-    sizes --kiln_bench, every candidate, checked and timed--> <work>/results.json (one record per size; resumable)
+    sizes --kiln_bench, every candidate, checked and timed--> <work>/results.json (one record per size; resumable;
+                                `l2` names the sizes timed with cold L2, kiln_bench's default: the others, from
+                                files written before it, were timed warm and --retime-warm times them again)
     results --fastest passing candidate per size--> the logic YAML (`output:`), which `kiln-gen generate` builds
 
 The tuning YAML (docs/tuning.md):
@@ -352,8 +354,15 @@ def bench_command(t: Tuning, client: Path, size: tuple, iters: int, warmup: int,
     return cmd
 
 
-def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmup: int) -> dict:
-    """Runs kiln_bench on the sizes of this part that have no record yet; saves after each size."""
+def cold_l2(results: dict, key: str) -> bool:
+    """Whether the size's record was timed with cold L2 (kiln_bench's operand copies; results["l2"][key])."""
+    return results.get("l2", {}).get(key) == "cold"
+
+
+def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmup: int,
+          retime_warm: bool = False) -> dict:
+    """Runs kiln_bench on the sizes of this part that have no record yet (retime_warm: or whose record was timed with
+    warm L2, which the new one replaces); saves after each size."""
     path = _results_path(work)
     results = load_results(path)
     client = work / "build" / "kiln_bench"
@@ -372,7 +381,9 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
                             f"{t.group_mode} groups: use another --work")
         results["grouped"] = setting
     i, n = part
-    todo = [s for j, s in enumerate(t.sizes) if j % n == i - 1 and "x".join(map(str, s)) not in results["sizes"]]
+    def wanted(key):
+        return key not in results["sizes"] or (retime_warm and not cold_l2(results, key))
+    todo = [s for j, s in enumerate(t.sizes) if j % n == i - 1 and wanted("x".join(map(str, s)))]
     start = time.monotonic()
     for count, (m, nn, k) in enumerate(todo):
         if time.monotonic() - start > budget_s:
@@ -383,10 +394,13 @@ def bench(t: Tuning, work: Path, part: tuple, budget_s: float, iters: int, warmu
         rc = subprocess.run(bench_command(t, client, (m, nn, k), iters, warmup, out), capture_output=True, text=True)
         if rc.returncode == 2 or not out.is_file():
             raise TuneError(f"kiln_bench failed on {m}x{nn}x{k} (rc {rc.returncode}): {rc.stderr.strip()[-400:]}")
-        rows = json.loads(out.read_text())["rows"]
+        doc = json.loads(out.read_text())
+        rows = doc["rows"]
         results["sizes"][f"{m}x{nn}x{k}"] = [
             {"name": r["name"], "rank": r["rank"], "ms": r["ms"], "pass": bool(r["pass"])} for r in rows]
-        results["device"] = json.loads(out.read_text()).get("device", "")
+        results["device"] = doc.get("device", "")
+        # (a kiln_bench from before the key timed warm)
+        results.setdefault("l2", {})[f"{m}x{nn}x{k}"] = doc.get("problem", {}).get("l2", "warm")
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(results, indent=1, sort_keys=True))
         os.replace(tmp, path)
@@ -418,6 +432,15 @@ def _grouped_note(t: Tuning) -> list:
             "# runtime sizes a grouped problem (kiln_problem_select_m / _k)."]
 
 
+def _l2_note(won: dict, results: dict) -> list:
+    cold = sum(1 for (m, n, k) in won if cold_l2(results, f"{m}x{n}x{k}"))
+    if cold == len(won):
+        return ["# Every size was timed with cold L2 (kiln_bench: the runs cycle through operand copies of 150 MB)."]
+    return [f"# {cold} of the {len(won)} sizes were timed with cold L2 (kiln_bench's operand copies of 150 MB), the "
+            "others with warm", "# L2 (operands that fit stay in L2 from run to run; `--stage bench --retime-warm` "
+            "times them again)."]
+
+
 def logic_yaml(t: Tuning, results: dict) -> str:
     won = winners(t, results)
     if not won:
@@ -444,6 +467,7 @@ def logic_yaml(t: Tuning, results: dict) -> str:
              "# distance log_mnk: kernel choice follows the orders of magnitude of M, N and K, so nearness is measured in",
              "# log2 space), scaled by the solution's waves and K iterations there, and takes the fastest prediction.",
              *_grouped_note(t),
+             *_l2_note(won, results),
              *(["# The sizes were timed with row (A) and column (B) scales."] if t.scales == "row" else []),
              "schema: 1", f"arch: {t.arch.value}", f"family: {t.family.value}", "problem:", _problem_text(t.problem),
              "solutions:"]

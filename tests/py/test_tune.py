@@ -2,6 +2,7 @@
 results file (the GPU stages are exercised on the device)."""
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -236,3 +237,35 @@ def test_row_scales_benchmark(tmp_path):
         with pytest.raises(tune.TuneError) as err:
             tune.load(p, tmp_path)
         assert str(err.value).startswith(f"t.yaml:{line}: ") and why in str(err.value), str(err.value)
+
+
+def test_bench_records_l2_and_retimes_warm_sizes(tmp_path):
+    """Each size's record says whether kiln_bench timed it with cold L2 (its JSON's problem.l2; a client from before
+    the key timed warm); --retime-warm times the warm and the missing sizes again and keeps the cold ones; the logic
+    says how many of its sizes were timed cold."""
+    p, _ = grouped_tuning(tmp_path, "benchmark: {a: e4m3, b: e4m3, d: bf16, groups: 4}")
+    t = replace(tune.load(p, tmp_path), sizes=((32, 4096, 7168), (64, 2048, 7168), (128, 4096, 7168)))
+    work = tmp_path / "work"
+    name = tune.candidates(t)[0][0].name
+    client = work / "build" / "kiln_bench"
+    client.parent.mkdir(parents=True)
+    client.write_text("#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
+                      "open(a[0] + '.log', 'a').write(a[a.index('--sizes') + 1] + '\\n')\n"
+                      f"json.dump({{'device': 'stand-in', 'problem': {{'l2': 'cold'}}, 'rows': [{{'name': '{name}', "
+                      "'rank': 0, 'ms': 2.0, 'pass': True}]}, open(a[a.index('--json') + 1], 'w'))\n")
+    client.chmod(0o755)
+    old = {"device": "stand-in", "grouped": {"groups": 4, "group_mode": "contiguous"},
+           "sizes": {"32x4096x7168": [{"name": name, "rank": 0, "ms": 1.0, "pass": True}],
+                     "64x2048x7168": [{"name": name, "rank": 0, "ms": 1.0, "pass": True}]},
+           "l2": {"64x2048x7168": "cold"}}
+    (work / "results.json").write_text(json.dumps(old))
+    results = tune.bench(t, work, (1, 1), float("inf"), 2, 1)  # resumes: only the missing size
+    assert (work / "build" / "kiln_bench.log").read_text().split() == ["128x4096x7168"]
+    assert results["l2"] == {"64x2048x7168": "cold", "128x4096x7168": "cold"}
+    assert results["sizes"]["32x4096x7168"][0]["ms"] == 1.0
+    note = [line for line in tune.logic_yaml(t, results).splitlines() if "cold L2" in line]
+    assert note and note[0].startswith("# 2 of the 3 sizes were timed with cold L2"), note
+    results = tune.bench(t, work, (1, 1), float("inf"), 2, 1, retime_warm=True)  # the warm one, replaced
+    assert (work / "build" / "kiln_bench.log").read_text().split() == ["128x4096x7168", "32x4096x7168"]
+    assert results["sizes"]["32x4096x7168"][0]["ms"] == 2.0 and all(v == "cold" for v in results["l2"].values())
+    assert any(line.startswith("# Every size was timed with cold L2") for line in tune.logic_yaml(t, results).splitlines())
