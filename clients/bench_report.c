@@ -124,8 +124,8 @@ static void json_number(FILE *f, int present, double v, int exponent, int digits
         fputs("null", f);
 }
 
-int write_json(FILE *f, const struct options *o, const char *device, const char *arch,
-                      const struct rows *rows)
+int write_json(FILE *f, const struct options *o, const char *device, const char *arch, const char *l2,
+               const struct rows *rows)
 {
     fputs("{\n  \"device\": ", f);
     json_string(f, device);
@@ -143,7 +143,7 @@ int write_json(FILE *f, const struct options *o, const char *device, const char 
     fprintf(f, "\"groups\": %d, \"group_mode\": \"%s\", ", o->groups, group_mode_name(o->group_mode));
     fprintf(f, "\"solutions\": \"%s\", \"warmup\": %d, \"iters\": %d, \"samples\": %d, \"l2\": \"%s\"},\n  \"rows\": [",
             o->solutions == SOL_ALL ? "all" : o->solutions == SOL_TOP1 ? "top1" : "list", o->warmup, o->iters,
-            o->samples, o->warm_l2 ? "warm" : "cold");
+            o->samples, l2);
     for (int i = 0; i < rows->n; i++) {
         const struct row *r = &rows->v[i];
         fprintf(f,

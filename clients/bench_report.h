@@ -33,6 +33,8 @@ void print_row(const struct row *r);
 void csv_header(FILE *f);
 void csv_row(FILE *f, const struct options *o, const struct row *r);
 /* The whole report: {"device", "arch", "problem", "rows"}. -1 on a write error. */
-int write_json(FILE *f, const struct options *o, const char *device, const char *arch, const struct rows *rows);
+/* l2: how the runs found L2 ("cold", "warm", or "partly warm" where the operand copies did not fit). */
+int write_json(FILE *f, const struct options *o, const char *device, const char *arch, const char *l2,
+               const struct rows *rows);
 
 #endif /* KILN_BENCH_REPORT_H */

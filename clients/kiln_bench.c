@@ -650,7 +650,8 @@ int main(int argc, char **argv)
     if (bx.csv && fclose(bx.csv) != 0)
         exit_code = die("error writing --csv %s", o.csv_path);
     if (json) {
-        int bad = write_json(json, &o, device_name, arch, &bx.rows);
+        int bad = write_json(json, &o, device_name, arch, o.warm_l2 ? "warm" : bx.rotate_failed ? "partly warm" : "cold",
+                             &bx.rows);
         if (fclose(json) != 0 || bad)
             exit_code = die("error writing --json %s", o.json_path);
     }
