@@ -62,11 +62,6 @@ def _amd_attrs(threads: int, occ: int) -> str:
     return f"__attribute__((amdgpu_flat_work_group_size({threads}, {threads}){waves}))"
 
 
-def _reduces(sol: Solution) -> bool:
-    """Split-K whose partial sums a second kernel adds up (every gsu > 1 but split-K in a cluster)."""
-    return sol.gsu > 1 and not wgmma.cluster_split(sol)
-
-
 def kernel_view(sol: Solution) -> KernelView:
     pr = sol.problem
     ta, tb = DTYPE_INFO[pr.a].device_type, DTYPE_INFO[pr.b].device_type
@@ -84,7 +79,7 @@ def kernel_view(sol: Solution) -> KernelView:
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
         grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
-        sync=_cbool(sol.spec.sync(sol)), cluster=wgmma.cluster_size(sol), reduce=_reduces(sol))
+        sync=_cbool(sol.spec.sync(sol)), cluster=wgmma.cluster_size(sol), reduce=wgmma.reduces(sol))
 
 
 def solution_row(sol: Solution) -> dict:
@@ -96,7 +91,7 @@ def solution_row(sol: Solution) -> dict:
         "d": DTYPE_INFO[pr.d].c_enum, "layout": LAYOUT_INFO[pr.layout].c_enum, "prepacked": int(pr.b_prepacked),
         "mt0": sol.mt[0], "mt1": sol.mt[1], "du": sol.mt[2], "threads": sol.threads, "lds": sol.lds_bytes,
         "gsu": sol.gsu, "wgm": sol.wgm, "align_a": sol.align_a, "align_b": sol.align_b, "k_multiple": 1,
-        "reduce": f'"{sol.name}_reduce"' if _reduces(sol) else "NULL", "persistent": sol.pk,
+        "reduce": f'"{sol.name}_reduce"' if wgmma.reduces(sol) else "NULL", "persistent": sol.pk,
         "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
     }

@@ -105,7 +105,7 @@ def tma_d(sol) -> bool:
     """Whether the kernel keeps each consumer's whole sub-tile of D in shared memory for the TMA-store epilogue
     (kiln_gemm_wgmma.h, TMA_D): no split-K, no prepacked B, and it fits beside the ring."""
     # (grouped: a group's partial last tile row takes the staged path)
-    if swap(sol) or (sol.gsu != 1 and not cluster_split(sol)):
+    if swap(sol) or reduces(sol):
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
@@ -118,6 +118,12 @@ def cluster_split(sol) -> bool:
     """mc 3: the gsu splits of a tile are the CTAs of one cluster, reduced by its first over DSMEM (no workspace, no
     reduce kernel; kiln_gemm_wgmma.h, CLUSTER_SPLIT)."""
     return sol.mc == 3
+
+
+def reduces(sol) -> bool:
+    """Split-K whose partial sums a second kernel (`<name>_reduce`) adds up from a workspace: every gsu > 1 of every
+    family except split-K in a cluster (the runtime's kiln_solution_reduces)."""
+    return sol.gsu > 1 and not cluster_split(sol)
 
 
 def cluster_size(sol) -> int:

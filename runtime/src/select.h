@@ -115,7 +115,7 @@ typedef struct kiln_geometry {
 int kiln_solution_wgmma(const kiln_solution *s);
 /* Split-K in a thread-block cluster (wgmma, multicast 3): the gsu CTAs of a cluster reduce one tile in the kernel. */
 int kiln_solution_cluster_split(const kiln_solution *s);
-/* Split-K reduced by a second kernel (reduce_name) from a workspace: gsu > 1 but split-K in a cluster. */
+/* Split-K reduced by a second kernel (reduce_name) from a workspace: gsu > 1, except split-K in a cluster. */
 int kiln_solution_reduces(const kiln_solution *s);
 
 /* One tensor map of a wgmma launch, as kiln_backend.tma_encode takes it. */
