@@ -269,3 +269,25 @@ def test_bench_records_l2_and_retimes_warm_sizes(tmp_path):
     assert (work / "build" / "kiln_bench.log").read_text().split() == ["128x4096x7168", "32x4096x7168"]
     assert results["sizes"]["32x4096x7168"][0]["ms"] == 2.0 and all(v == "cold" for v in results["l2"].values())
     assert any(line.startswith("# Every size was timed with cold L2") for line in tune.logic_yaml(t, results).splitlines())
+
+
+def test_gemm_bf16_tuning_and_the_f16_logic():
+    """The 16-bit GEMM tune: its candidates hold every solution of the shipped bf16 logic (so a retune can pick
+    each again), and the shipped f16 logic is the bf16 one with f16 types (tuning/make_f16_logic.py --check), whose
+    solutions compile to the same tiles."""
+    import subprocess
+    import sys
+    t = tune.load(REPO / "tuning" / "sm90_gemm_bf16.yaml", REPO)
+    sols, dropped = tune.candidates(t)
+    assert not dropped
+    shipped = schema.load_file(REPO / t.output, REPO)
+    strip = lambda name: name.replace("_BBB_", "_").replace("_BBS_", "_")  # noqa: E731 - the D type token
+    cands = {strip(s.name) for s in sols}
+    assert {strip(s.name) for lg in shipped.logics for s in lg.solutions} <= cands
+    rc = subprocess.run([sys.executable, str(REPO / "tuning" / "make_f16_logic.py"), "--check"], capture_output=True,
+                        text=True)
+    assert rc.returncode == 0, rc.stderr
+    f16 = schema.load_file(REPO / "solutions" / "sm90" / "wgmma_gemm_f16.yaml", REPO)
+    assert {lg.problem.a.value for lg in f16.logics} == {"f16"}
+    geometry = lambda doc: sorted(s.name.split("_", 4)[4] for lg in doc.logics for s in lg.solutions)  # noqa: E731
+    assert geometry(f16) == geometry(shipped)
