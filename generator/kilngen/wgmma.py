@@ -16,6 +16,8 @@ WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 # two K-tile sums, 3 x 64, which compiles without spills; 3 x 128 cannot fit).
 MAX_ACC = 128
 MAX_SWAP = 160  # swap: accumulators + two K-tiles of widened weights (mainloop_swap; 16x256 and 32x256 compile clean)
+MAX_SWAP_TOKENS = 128  # swap: activation rows a consumer (wgmma N); 160 and 192 spilled (ptxas: 248 and 484 bytes
+                       # of spill stores with mt [160|192, 128, 128], wg [1, 2], within MAX_SWAP)
 MAX_ACC_SPLIT = 96  # pr 1: acc + two column-half sums, 2 x 96 (kiln_gemm_wgmma.h, mainloop_split)
 
 
@@ -226,6 +228,10 @@ def _tile(sol):
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
     frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
     limit = MAX_SWAP if swap(sol) else MAX_ACC
+    if swap(sol) and wgmma_n > MAX_SWAP_TOKENS:
+        return (f"each consumer's {wgmma_n} activation rows (wgmma N) with prepacked weights: at most "
+                f"{MAX_SWAP_TOKENS} compile without spills (the accumulators, two K-tiles of widened weights and the "
+                f"epilogue's registers)")
     if acc + frags > limit:
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
