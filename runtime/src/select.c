@@ -386,11 +386,17 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
 /* ---- the timing model (logics with measured times) ----
  * A size without an exact entry: each solution's time is predicted from the `neighbors` measured sizes nearest in
  * the logic's distance, as the weighted geometric mean over them of (measured ms) x work(size) / work(measured size),
- * weights 1 / (distance + 1/8). work = waves x (K-tiles per split + 1): waves = ceil(tiles x gsu / SMs) (grouped: the
- * tiles of all groups, the measured sizes' with the logic's timed_groups), the +1 the
- * per-tile prologue and epilogue. Scaling by work carries what the nearest sizes measured over to the wave
- * quantization and K of this size, which a plain nearest-entry lookup cannot; the solutions then rank by predicted
- * time (tier 2, between exact entries and nearest entries). */
+ * weights 1 / (distance + 1/8). work = (waves + tiles x gsu / SMs) x (K-tiles per split + 1): waves =
+ * ceil(tiles x gsu / SMs) (grouped: the tiles of all groups, the measured sizes' with the logic's timed_groups), the
+ * +1 the per-tile prologue and epilogue. The waves carry the quantization of a compute-bound grid; the unrounded
+ * share grows with the CTAs even within one wave, as the operand traffic does (two 8-token tiles of one weight
+ * tile read it twice). Checked offline by bench/selection_loo.py, which mirrors this model: leaving each size out of
+ * the five H100 tunes and replaying three held-out fp8 runs, the share gave picks within 10% of the best as often or
+ * more often on each, and never a higher worst case (held-out at ffa4565: mean pick/best 1.010 -> 1.008, worst
+ * 1.12 -> 1.08; the oldest replay's mean rose 1.016 -> 1.018, bench/NOTES.md). Scaling
+ * by work carries what the nearest sizes measured over to the wave quantization and K of this size, which a plain
+ * nearest-entry lookup cannot; the solutions then rank by predicted time (tier 2, between exact entries and nearest
+ * entries). */
 
 static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k,
                          int64_t groups, int sms)
@@ -401,7 +407,7 @@ static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t 
     tn = s->multicast == 2 ? 2 * ceil_div(tn, 2) : tn;
     double tiles = (double)tm * (double)tn * (double)p->batch * (double)groups * s->gsu;
     double kiters = ceil((double)ceil_div(k, s->depth_u) / s->gsu);
-    return ceil(tiles / sms) * (kiters + 1.0);
+    return (ceil(tiles / sms) + tiles / sms) * (kiters + 1.0);
 }
 
 static int nearest_timings(const kiln_logic *l, const kiln_problem *p, int *idx, double *dist)

@@ -433,6 +433,27 @@ static void test_timing_model(void)
     r = run(&t, &in);
     expect_order(&r, want_small, 2, "exact entry first");
 
+    /* Within one wave the model still counts the CTAs (their operand traffic): 64x64 tiles won at 64x1024x8192 by 5%
+     * with 16 CTAs against 8; at M = 128 they take 32 CTAs against 8 on 132 SMs, (1 + 32/132) / (1 + 16/132) =
+     * 1.108 > 1.05, so the 128x128 tile comes first although both grids stay one wave. */
+    static const int64_t one_wave_sizes[] = {64, 1024, 8192};
+    static const float one_wave_ms[] = {1.05f, 1.0f};
+    kiln_logic one_wave = logic;
+    one_wave.num_exact = 0;
+    one_wave.timing_sizes = one_wave_sizes;
+    one_wave.timing_ms = one_wave_ms;
+    one_wave.num_timings = 1;
+    t.logics = &one_wave;
+    in.sm_count = 132;
+    p = fp8_problem(64, 1024, 8192);
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "one wave, the measured size: its order");
+    p = fp8_problem(128, 1024, 8192);
+    r = run(&t, &in);
+    expect_order(&r, want_big, 2, "one wave, twice the CTAs of the smaller tile");
+    t.logics = &logic;
+    in.sm_count = 1000;
+
     /* Grouped: the sizes are one group's, and the waves count every group's tiles. Timed with one group, 64x64 tiles
      * won at 256x4096x7168 on 1,000 SMs (256 tiles: one wave each). 8 masked groups of 333 rows there take 8 x 6 x 64
      * = 3,072 64x64 tiles (4 waves) against 8 x 3 x 32 = 768 128x128 tiles (1 wave): 0.9 x 4 > 1.0. Without
