@@ -29,15 +29,15 @@ import sys
 from pathlib import Path
 
 MISS_FACTOR = 1.10
-NAME = re.compile(r"_MT(\d+)x(\d+)x(\d+)_.*_GSU(\d+)_.*_MC(\d+)_")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
+from kilngen import schema  # noqa: E402  (the generator's loader: the same parse the build uses)
+from kilngen.model import decode  # noqa: E402
 
 
 def geometry(name: str) -> tuple:
-    """(MT0, MT1, DepthU, GSU, MC) from a kernel name."""
-    m = NAME.search(name)
-    if not m:
-        raise ValueError(f"not a kernel name: {name}")
-    return tuple(int(v) for v in m.groups())
+    """(MT0, MT1, DepthU, GSU, MC) of a kernel, from its name."""
+    sol = decode(name)
+    return (*sol.mt, sol.gsu, sol.mc)
 
 
 def log2_pos(v: int) -> float:
@@ -93,14 +93,15 @@ def leave_one_out(results: dict, neighbors: int, sms: int) -> list:
         ok = passing(rows)
         if ok:
             measured[tuple(int(v) for v in key.split("x"))] = ok
+    best_of = {s: min(t, key=lambda nm: (t[nm], nm)) for s, t in measured.items()}  # as tune.winners
     rows = []
     for size, times in sorted(measured.items()):
         others = {s: t for s, t in measured.items() if s != size}
-        winners = sorted({min(t, key=lambda nm: (t[nm], nm)) for t in others.values()})
+        winners = sorted({best_of[s] for s in others})
         timings = {s: {nm: t[nm] for nm in winners if nm in t} for s, t in others.items()}
         pred = predict(size, winners, timings, neighbors, sms)
         pick = min(pred, key=lambda nm: (pred[nm], nm)) if pred else None
-        best = min(times, key=lambda nm: (times[nm], nm))
+        best = best_of[size]
         pick_ms = times.get(pick) if pick else None
         rows.append({"size": list(size), "pick": pick, "pick_ms": pick_ms, "best": best, "best_ms": times[best],
                      "ratio": pick_ms / times[best] if pick_ms else None})
@@ -115,8 +116,6 @@ def norm(name: str) -> str:
 def logic_of(path: Path, problem: str = "e4m3,e4m3,bf16") -> tuple:
     """(solution names, {size: {name: ms}}, exact sizes, neighbors) of the logic of a solutions YAML for the problem
     types a,b,d."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
-    from kilngen import schema  # noqa: E402  (the generator's loader: the same parse the build uses)
     root = path.resolve().parents[2]  # solutions/<arch>/<file>.yaml
     a, b, d = problem.split(",")
     sf = schema.load_file(path.resolve(), root)
