@@ -13,6 +13,11 @@ namespace sm90 {
 KILN_DEVICE void mbar_init(uint64_t *bar, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
+// Programmatic dependent launch: waits until the grids this one depends on (the stream's previous kernel, when it was
+// launched overlapped with it) have completed and their memory is visible; returns at once otherwise.
+KILN_DEVICE void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// Lets the stream's next kernel, if launched overlapped, start once every CTA of this grid has said so (or exited).
+KILN_DEVICE void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 // Makes the initialised barriers visible to the async proxy (TMA) and the other threads.
 KILN_DEVICE void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 KILN_DEVICE void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {

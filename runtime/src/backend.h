@@ -39,6 +39,12 @@ typedef struct kiln_backend {
      * KILN_STATUS_INTERNAL_ERROR). */
     kiln_status (*launch)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
                           const void *arg, size_t arg_bytes, void *stream);
+    /* Optional (NULL: launch). The same launch, allowed to begin while the stream's previous kernel still runs
+     * (programmatic dependent launch, sm_90): only for kernels that execute griddepcontrol.wait before their first
+     * access to global memory (the wgmma GEMM kernels, kiln_gemm_wgmma.h). A driver without the extended launch
+     * makes it a plain one. */
+    kiln_status (*launch_overlapped)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block,
+                                     uint32_t lds_bytes, const void *arg, size_t arg_bytes, void *stream);
     /* Fills a 2-D region with zero bytes, stream-ordered like a launch: `height` rows of `width_bytes` bytes,
      * `pitch_bytes` apart, from dst (kiln.h, "Empty problems": D = 0 when k = 0 without C and bias). */
     kiln_status (*zero_2d)(void *dev, void *dst, size_t pitch_bytes, size_t width_bytes, size_t height, void *stream);

@@ -42,6 +42,27 @@ typedef CUresult (*cu_tensor_map_encode_tiled_fn)(kiln_tma_desc *map, int data_t
                                                   const uint32_t *element_strides, int interleave, int swizzle,
                                                   int l2_promotion, int oob_fill);
 
+/* Extended launches (CUDA 12.0+): CUlaunchConfig with one CUlaunchAttribute, for programmatic dependent launch. */
+enum { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct cu_launch_attribute {
+    int id;
+    char pad[8 - sizeof(int)];
+    union {
+        char pad[64];
+        int programmatic_stream_serialization_allowed;
+    } value;
+} cu_launch_attribute;
+typedef struct cu_launch_config {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, lds_bytes;
+    CUstream stream;
+    cu_launch_attribute *attrs;
+    unsigned num_attrs;
+} cu_launch_config;
+typedef CUresult (*cu_launch_kernel_ex_fn)(const cu_launch_config *config, CUfunction fn, void **params, void **extra);
+_Static_assert(sizeof(cu_launch_attribute) == 72 && offsetof(cu_launch_config, stream) == 32 &&
+                   offsetof(cu_launch_config, attrs) == 40 && offsetof(cu_launch_config, num_attrs) == 48,
+               "the driver's CUlaunchAttribute / CUlaunchConfig layout");
+
 /* Dynamic shared memory a kernel may use without opting in. */
 #define CUDA_DEFAULT_DYNAMIC_LDS (48 * 1024)
 
@@ -70,6 +91,7 @@ typedef struct cuda_api {
     CUresult (*memset_d2d32_async)(CUdeviceptr dst, size_t pitch, unsigned value, size_t width, size_t height,
                                    CUstream stream);
     cu_tensor_map_encode_tiled_fn tensor_map_encode_tiled; /* optional (not in SYMBOLS): NULL before CUDA 12.0 */
+    cu_launch_kernel_ex_fn launch_kernel_ex;                /* optional (not in SYMBOLS): NULL before CUDA 12.0 */
 } cuda_api;
 
 /* Exported names: cuda.h maps some API names to versioned symbols (cuCtxPushCurrent -> cuCtxPushCurrent_v2). */
@@ -129,6 +151,10 @@ static int resolve(cuda_device *d)
     void *sym = dlsym(d->lib, "cuTensorMapEncodeTiled");
     if (sym)
         memcpy(&d->api.tensor_map_encode_tiled, &sym, sizeof sym);
+    /* Optional: without it overlapped launches are plain ones. */
+    sym = dlsym(d->lib, "cuLaunchKernelEx");
+    if (sym)
+        memcpy(&d->api.launch_kernel_ex, &sym, sizeof sym);
     return 1;
 }
 
@@ -309,8 +335,8 @@ static kiln_status cuda_get_kernel(void *dev, void *module, const char *symbol, 
     return st;
 }
 
-static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
-                               const void *arg, size_t arg_bytes, void *stream)
+static kiln_status launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
+                          const void *arg, size_t arg_bytes, void *stream, int overlapped)
 {
     cuda_device *d = dev;
     /* cuLaunchKernel wants non-const argument pointers; the copy keeps the 64-byte alignment of kiln_tma_params. */
@@ -323,10 +349,32 @@ static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], 
     kiln_status st = cuda_enter(d, &pushed);
     if (st != KILN_STATUS_SUCCESS)
         return st;
-    CUresult rc = d->api.launch_kernel((CUfunction)kernel, grid[0], grid[1], grid[2], block, 1, 1, lds_bytes,
-                                       (CUstream)stream, args, NULL);
+    CUresult rc;
+    if (overlapped && d->api.launch_kernel_ex) {
+        cu_launch_attribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        const cu_launch_config config = {grid[0], grid[1], grid[2], block, 1, 1, lds_bytes, (CUstream)stream, &attr, 1};
+        rc = d->api.launch_kernel_ex(&config, (CUfunction)kernel, args, NULL);
+    } else {
+        rc = d->api.launch_kernel((CUfunction)kernel, grid[0], grid[1], grid[2], block, 1, 1, lds_bytes,
+                                  (CUstream)stream, args, NULL);
+    }
     cuda_leave(d, pushed);
-    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, "cuLaunchKernel", rc);
+    return rc == CUDA_SUCCESS ? KILN_STATUS_SUCCESS : fail(d, overlapped ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
+}
+
+static kiln_status cuda_launch(void *dev, void *kernel, const uint32_t grid[3], uint32_t block, uint32_t lds_bytes,
+                               const void *arg, size_t arg_bytes, void *stream)
+{
+    return launch(dev, kernel, grid, block, lds_bytes, arg, arg_bytes, stream, 0);
+}
+
+static kiln_status cuda_launch_overlapped(void *dev, void *kernel, const uint32_t grid[3], uint32_t block,
+                                          uint32_t lds_bytes, const void *arg, size_t arg_bytes, void *stream)
+{
+    return launch(dev, kernel, grid, block, lds_bytes, arg, arg_bytes, stream, 1);
 }
 
 static kiln_status cuda_tma_encode(void *dev, kiln_tma_desc *out, int rank, int elem_bytes, int swizzle_bytes,
@@ -392,6 +440,7 @@ const kiln_backend kiln_backend_cuda = {
     .unload_module = cuda_unload_module,
     .get_kernel = cuda_get_kernel,
     .launch = cuda_launch,
+    .launch_overlapped = cuda_launch_overlapped,
     .zero_2d = cuda_zero_2d,
     .last_error = cuda_last_error,
     .tma_encode = cuda_tma_encode,

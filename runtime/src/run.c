@@ -81,6 +81,14 @@ static kiln_status check_args(const kiln_problem *p, const kiln_args *a, kiln_wo
     return KILN_STATUS_SUCCESS;
 }
 
+/* Whether TMA-fed kernels may launch overlapped with the stream's previous kernel (backend launch_overlapped):
+ * yes unless the environment sets KILN_PDL=0. */
+static int overlap_launches(void)
+{
+    const char *e = getenv("KILN_PDL");
+    return !(e && strcmp(e, "0") == 0);
+}
+
 /* Whether the caller's workspace serves a solution that needs `need` bytes. */
 static kiln_status check_workspace(uint64_t need, const void *ws, size_t ws_bytes)
 {
@@ -332,8 +340,12 @@ static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *al
         arg = &P;
         arg_bytes = sizeof P;
     }
-    st = h->backend->launch(h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,
-                            stream);
+    /* The wgmma kernels wait for the stream's previous kernel (griddepcontrol.wait) before they touch memory, so
+     * they may launch while it still runs and do their set-up meanwhile (kiln_gemm_wgmma.h, run); KILN_PDL=0 in the
+     * environment launches them plainly. The reduce kernel is launched plainly: it reads what this one wrote. */
+    st = (wgmma && h->backend->launch_overlapped && overlap_launches() ? h->backend->launch_overlapped
+                                                                       : h->backend->launch)(
+        h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes, stream);
     if (st == KILN_STATUS_SUCCESS && kiln_solution_reduces(sol)) {
         const uint32_t reduce_grid[3] = {(uint32_t)g.reduce_grid_x, 1, (uint32_t)p->batch};
         st = h->backend->launch(h->dev, reduce, reduce_grid, KILN_REDUCE_THREADS, 0, prm, sizeof *prm, stream);

@@ -19,6 +19,7 @@ typedef struct fake_launch {
     kiln_attn_params attn;   /* the argument when it is a kiln_attn_params, or the params of a kiln_attn_tma_params */
     kiln_attn_tma_params attn_tma; /* the argument when it is a kiln_attn_tma_params (attention, wgmma family) */
     void *stream;
+    int overlapped; /* launched through launch_overlapped (programmatic dependent launch) */
 } fake_launch;
 
 typedef struct fake_zero {
@@ -133,6 +134,17 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
     return KILN_STATUS_SUCCESS;
 }
 
+/* The same, through launch_overlapped (fake_backend only: fake_backend_no_tma has none, like the HIP backend). */
+static kiln_status fake_launch_overlapped(void *dev, void *kernel, const uint32_t grid[3], uint32_t block,
+                                          uint32_t lds_bytes, const void *arg, size_t arg_bytes, void *stream)
+{
+    int n = fake.launches;
+    kiln_status st = fake_launch_kernel(dev, kernel, grid, block, lds_bytes, arg, arg_bytes, stream);
+    if (st == KILN_STATUS_SUCCESS && n < 2)
+        fake.last[n].overlapped = 1;
+    return st;
+}
+
 /* Records the request and writes a recognizable map: its first word is the base address, its second elem_bytes. */
 static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int rank, int elem_bytes, int swizzle_bytes,
                                    const void *base, const uint64_t *dims, const uint64_t *strides_bytes,
@@ -187,6 +199,7 @@ static const kiln_backend fake_backend = {
     .unload_module = fake_unload_module,
     .get_kernel = fake_get_kernel,
     .launch = fake_launch_kernel,
+    .launch_overlapped = fake_launch_overlapped,
     .zero_2d = fake_zero_2d,
     .last_error = fake_last_error,
     .tma_encode = fake_tma_encode,

@@ -70,6 +70,14 @@ static void test_run_wgmma(kiln_handle h)
     EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
     const fake_launch *l = &fake.last[0];
     CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_FP8].name) == 0, "wgmma launched");
+    CHECK(l->overlapped, "a wgmma kernel launches overlapped with the stream's previous kernel");
+    setenv("KILN_PDL", "0", 1);
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
+    CHECK(fake.launches == 1 && !fake.last[0].overlapped, "KILN_PDL=0: a plain launch");
+    unsetenv("KILN_PDL");
+    fake_reset();
+    EXPECT(kiln_run(h, &p, NULL, &args, NULL, 0, stream), KILN_STATUS_SUCCESS);
     CHECK(l->grid[0] == 132 && l->grid[1] == 1 && l->grid[2] == 1 && l->block == 384 && l->lds == 196608,
           "persistent geometry %u %u %u / %u / %u", l->grid[0], l->grid[1], l->grid[2], l->block, l->lds);
     CHECK(l->arg_bytes == sizeof(kiln_tma_params) && l->stream == stream, "argument kiln_tma_params (%zu bytes)",
@@ -156,6 +164,7 @@ static void test_run_wgmma(kiln_handle h)
               l->grid[1] == 1 && l->grid[2] == 2 && l->block == KILN_REDUCE_THREADS && l->lds == 0 &&
               l->arg_bytes == sizeof(kiln_gemm_params),
           "wgmma reduce launch");
+    CHECK(fake.last[0].overlapped && !l->overlapped, "the split GEMM overlapped, its reduce (which reads it) plain");
     CHECK(memcmp(&l->params, &fake.last[0].tma.p, sizeof l->params) == 0, "the reduce gets the GEMM's params");
 
     /* f16 x prepacked e4m3: A of 2-byte elements (box 64 wide), B's rows run to the padded ldb */
