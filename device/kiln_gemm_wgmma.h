@@ -1381,11 +1381,14 @@ template <class C> struct WgmmaGemm {
         // multicast: the peer's barriers are ready before any arrival on them
         if constexpr (MULTICAST) sm90::cluster_sync();
         else barrier();
-        // The runtime may launch this kernel while the stream's previous one still runs (run.c, launch_overlapped):
-        // nothing here has touched global memory yet, and nothing may before that kernel is done. Then the next
-        // kernel may launch in turn: its CTAs take SMs this grid leaves free (or frees) and do their set-up.
-        sm90::grid_dependency_wait();
-        sm90::launch_dependents();
+        // OVERLAP: the runtime may launch this kernel while the stream's previous one still runs (run.c,
+        // launch_overlapped): nothing here has touched global memory yet, and nothing may before that kernel is done.
+        // Then the next kernel may launch in turn: its CTAs take SMs this grid leaves free (or frees) and do their
+        // set-up. (Not in the split-promotion kernels, which these two instructions slowed: wgmma.py, overlap.)
+        if constexpr (C::OVERLAP) {
+            sm90::grid_dependency_wait();
+            sm90::launch_dependents();
+        }
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (thread_x() == 0) produce(P, smem, full, empty);

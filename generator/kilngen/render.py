@@ -48,6 +48,7 @@ class KernelView:
     grouped: str        # grouped (MoE) GEMM: walk the groups' tiles (wgmma)
     split: str          # wgmma pr 1: the two sums in flight are column halves (the MmaH instruction)
     wgmma_half: tuple   # wgmma: the half-width instruction of split promotion (empty otherwise)
+    overlap: str        # wgmma: griddepcontrol in the kernel, launched overlapped (kiln_solution.overlap)
     sync: str           # wgmma, prepacked weights: the warps issue mma.sync m16n8k16 instead of wgmma
     cluster: int = 1    # wgmma: CTAs per thread-block cluster (2 with multicast, gsu with split-K in a cluster)
     reduce: bool = False  # split-K through a workspace: the `<name>_reduce` kernel
@@ -79,6 +80,7 @@ def kernel_view(sol: Solution) -> KernelView:
         attrs=_amd_attrs(sol.threads, sol.occ), reduce_attrs=_amd_attrs(KILN_REDUCE_THREADS, 0),
         swap=_cbool(sol.swap), wgmma=sol.spec.asm(sol), block_scales=_cbool(pr.spec.block_scales),
         grouped=_cbool(pr.spec.grouped), split=_cbool(sol.spec.split(sol)), wgmma_half=sol.spec.half_asm(sol),
+        overlap=_cbool(sol.spec.overlap(sol)),
         sync=_cbool(sol.spec.sync(sol)), cluster=wgmma.cluster_size(sol), reduce=wgmma.reduces(sol))
 
 
@@ -94,6 +96,7 @@ def solution_row(sol: Solution) -> dict:
         "reduce": f'"{sol.name}_reduce"' if wgmma.reduces(sol) else "NULL", "persistent": sol.pk,
         "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
+        "overlap": int(sol.spec.overlap(sol)),
     }
 
 

@@ -63,6 +63,14 @@ def split(sol) -> bool:
     return pipelined(sol) and _acc(sol) > 64
 
 
+def overlap(sol) -> bool:
+    """The kernel waits for the stream's previous grid (griddepcontrol.wait) before it touches global memory, so the
+    runtime may launch it while that grid still runs (programmatic dependent launch). Not the split-promotion
+    kernels: any griddepcontrol instruction in them cost 5-18% on the H100 (bench/NOTES.md, "Programmatic dependent
+    launch"), wherever it stood."""
+    return not split(sol)
+
+
 def half_asm(sol) -> tuple:
     """The wgmma of half a consumer's columns, for split promotion; () for other kernels."""
     return asm(sol, sol.mi[1] // 2) if split(sol) else ()

@@ -340,10 +340,11 @@ static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *al
         arg = &P;
         arg_bytes = sizeof P;
     }
-    /* The wgmma kernels wait for the stream's previous kernel (griddepcontrol.wait) before they touch memory, so
-     * they may launch while it still runs and do their set-up meanwhile (kiln_gemm_wgmma.h, run); KILN_PDL=0 in the
-     * environment launches them plainly. The reduce kernel is launched plainly: it reads what this one wrote. */
-    st = (wgmma && h->backend->launch_overlapped && overlap_launches() ? h->backend->launch_overlapped
+    /* Most wgmma kernels (sol->overlap) wait for the stream's previous kernel (griddepcontrol.wait) before they touch
+     * memory, so they may launch while it still runs and do their set-up meanwhile (kiln_gemm_wgmma.h, run);
+     * KILN_PDL=0 in the environment launches them plainly. A kernel without the wait is never launched overlapped.
+     * The reduce kernel is launched plainly: it reads what this one wrote. */
+    st = (wgmma && sol->overlap && h->backend->launch_overlapped && overlap_launches() ? h->backend->launch_overlapped
                                                                        : h->backend->launch)(
         h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes, stream);
     if (st == KILN_STATUS_SUCCESS && kiln_solution_reduces(sol)) {

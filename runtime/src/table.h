@@ -95,6 +95,9 @@ typedef struct kiln_solution {
                               * others' sums (persistent 0; no workspace, no reduce kernel) */
     int fast_accum;          /* 1: fp8 sums kept in wgmma's reduced-precision accumulator over all of K (no FP32
                               * promotion): only for problems with fast_accum set, or K within one DepthU tile */
+    int overlap;             /* wgmma: 1 when the kernel waits for the stream's previous grid (griddepcontrol.wait)
+                              * before it touches global memory, so it may be launched overlapped with it
+                              * (backend launch_overlapped); 0: plain launches only */
 } kiln_solution;
 
 typedef struct kiln_exact {

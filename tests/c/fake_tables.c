@@ -85,20 +85,20 @@ const kiln_solution kiln_solutions[] = {
      .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA, .kind = KILN_KIND_FP8_SCALED,
      .a_type = E4M3, .b_type = E4M3, .d_type = F32, .layout = TN, .b_prepacked = 0,
      .mt0 = 128, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = 196608, .gsu = 1, .wgm = 1,
-     .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1},
+     .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 1},
     {.name = "fake_F8F8S_TN_MT128x128x128_GSU2_WGMMA_SM90",
      .name_hash = UINT64_C(0xBA59968AADB1A6C4),
      .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA, .kind = KILN_KIND_FP8_SCALED,
      .a_type = E4M3, .b_type = E4M3, .d_type = F32, .layout = TN, .b_prepacked = 0,
      .mt0 = 128, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = 196608, .gsu = 2, .wgm = 1,
      .align_a = 16, .align_b = 16, .k_multiple = 1,
-     .reduce_name = "fake_F8F8S_TN_MT128x128x128_GSU2_WGMMA_SM90_reduce", .persistent = 0},
+     .reduce_name = "fake_F8F8S_TN_MT128x128x128_GSU2_WGMMA_SM90_reduce", .persistent = 0, .overlap = 1},
     {.name = "fake_HF8S_TN_MT128x128x64_P_WGMMA_SM90",
      .name_hash = UINT64_C(0xC9CA19454D59DDDE),
      .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA, .kind = KILN_KIND_MIXED_W8,
      .a_type = F16, .b_type = E4M3, .d_type = F32, .layout = TN, .b_prepacked = 1,
      .mt0 = 128, .mt1 = 128, .depth_u = 64, .threads = 384, .lds_bytes = 131072, .gsu = 1, .wgm = 1,
-     .align_a = 8, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1},
+     .align_a = 8, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 0},
 };
 const int kiln_num_solutions = COUNT(kiln_solutions);
 

@@ -175,6 +175,7 @@ static void test_run_wgmma(kiln_handle h)
     CHECK(fake.launches == 1 && strcmp(l->symbol, kiln_solutions[FAKE_WG_MIXED].name) == 0 && l->grid[0] == 8 &&
               l->tma.num_tiles == 8 && l->block == 384 && l->lds == 131072,
           "mixed wgmma launch");
+    CHECK(!l->overlapped, "a kernel without griddepcontrol (the fake mixed solution's overlap 0) launches plainly");
     CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2 && l->tma.d_tma == 0,
           "mixed params (D^T is computed: no D map)");
     CHECK(encoded(&fake.encode[0], 2, args.a, 104, 256, 1, 208, 104 * 256 * 2, 64, 128), "map of f16 A");
