@@ -58,7 +58,7 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     # block-scaled ones are left out: racecheck reports the scale warp's cp.async copies against the consumers' reads
     # in every two-consumer block kernel, split-K in a cluster or not, and the test's M = 130 shape takes that path
     # whatever KILN_TMA_SCALES says: its scale strides are not 16-byte multiples; bench/NOTES.md.)
-    node=$("$PY" -m pytest --collect-only -q -p no:cacheprovider tests/gpu/test_mixed_mm.py -k cluster_split | head -1)
+    node=$(KILN_GPU_LOG= "$PY" -m pytest --collect-only -q -p no:cacheprovider tests/gpu/test_mixed_mm.py -k cluster_split | head -1)
     KILN_GPU_LOG= timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         "$node" >>"$OUT/racecheck.log" 2>&1
     echo "racecheck (cluster split-K) rc=$?: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
