@@ -606,63 +606,80 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // 8 bias values from one 16-byte vector of 16-bit elements (f16 or bf16 bits).
-    KILN_DEVICE static void widen8(const uint4 &raw, int type, float (&out)[8]) {
-        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const uint32_t h = (w[j / 2] >> (16 * (j % 2))) & 0xffffu;
-            out[j] = type == DT_BF16 ? __uint_as_float(h << 16) : __half2float(__ushort_as_half((unsigned short)h));
-        }
-    }
+    // A thread's 8 column factors (column scale, bias) as read from memory, before any arithmetic: loaded when a
+    // decode tile starts, they wait in these registers through the K loop, and an instruction that used them there
+    // (the scale's multiply, the bias's widening) would stall the consumer for the loads' whole latency under the
+    // weight stream (ncu on 1 x 57344 x 8192: ~8% of the kernel's stall samples). vec: the 8 columns were whole
+    // 16-byte vectors of both (two or three loads; s[j] = scale j, b packs two 16-bit biases a word, or one f32);
+    // else one scalar load each, at a column clamped into [0, n) (s[j], b[j] = bias j in its low bits).
+    struct RawColumns {
+        uint32_t s[8], b[8];
+        bool vec;
+    };
 
-    // The column factors of a thread's 8 columns from col: scale (tensor x column scale) and bias (the group's).
-    // Where the 8 columns are whole 16-byte vectors of both, two or three vector loads instead of sixteen scalar
-    // ones: on the H100 that took 1 x 57344 x 8192 with a per-channel scale and an f16 bias from 184 to 174 us
-    // (64-row decode tiles) and 1 x 8192 x 8192 from 31.1 to 30.0 (bench/NOTES.md).
-    KILN_DEVICE static void column_factors(const kiln_gemm_params &p, const EpilogueScales &sc, const void *bias,
-                                           int col, float (&cs)[8], float (&cb)[8]) {
-        const bool full = col + 8 <= p.n;
+    KILN_DEVICE static void load_columns(const kiln_gemm_params &p, const EpilogueScales &sc, const void *bias,
+                                         int col, RawColumns &r) {
         const int bias_bytes = p.bias_type == DT_F32 ? 4 : 2;
-        if (full && (!sc.col || ((uintptr_t)(sc.col + col) & 15) == 0) &&
-            (!bias || (((uintptr_t)bias + (uintptr_t)col * bias_bytes) & 15) == 0)) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) r.s[j] = r.b[j] = 0u;  // (what a missing vector leaves: never read)
+        r.vec = col + 8 <= p.n && (!sc.col || ((uintptr_t)(sc.col + col) & 15) == 0) &&
+                (!bias || (((uintptr_t)bias + (uintptr_t)col * bias_bytes) & 15) == 0);
+        if (r.vec) {
             if (sc.col) {
-                const float4 x = *(const float4 *)(sc.col + col), y = *(const float4 *)(sc.col + col + 4);
-                const float v[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
-#pragma unroll
-                for (int j = 0; j < 8; ++j) cs[j] = sc.tensor * v[j];
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; ++j) cs[j] = sc.tensor;
+                const uint4 x = *(const uint4 *)(sc.col + col), y = *(const uint4 *)(sc.col + col + 4);
+                r.s[0] = x.x, r.s[1] = x.y, r.s[2] = x.z, r.s[3] = x.w;
+                r.s[4] = y.x, r.s[5] = y.y, r.s[6] = y.z, r.s[7] = y.w;
             }
-            if (!bias) {
-#pragma unroll
-                for (int j = 0; j < 8; ++j) cb[j] = 0.f;
-            } else if (bias_bytes == 4) {
-                const float4 *b4 = (const float4 *)((const float *)bias + col);
-                const float4 x = b4[0], y = b4[1];
-                const float v[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};
-#pragma unroll
-                for (int j = 0; j < 8; ++j) cb[j] = v[j];
-            } else {
-                widen8(*(const uint4 *)((const uint16_t *)bias + col), p.bias_type, cb);
+            if (bias) {
+                const uint4 *b4 = (const uint4 *)((const uint8_t *)bias + (size_t)col * bias_bytes);
+                const uint4 x = b4[0];
+                r.b[0] = x.x, r.b[1] = x.y, r.b[2] = x.z, r.b[3] = x.w;
+                if (bias_bytes == 4) {
+                    const uint4 y = b4[1];
+                    r.b[4] = y.x, r.b[5] = y.y, r.b[6] = y.z, r.b[7] = y.w;
+                }
             }
             return;
         }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            const bool in = full || col + j < p.n;
-            cs[j] = sc.col && in ? sc.tensor * sc.col[col + j] : sc.tensor;
-            cb[j] = bias && in ? load_any(bias, p.bias_type, col + j) : 0.f;
+            const int c = max(min(col + j, p.n - 1), 0);
+            if (sc.col) r.s[j] = __float_as_uint(sc.col[c]);
+            if (bias)
+                r.b[j] = bias_bytes == 4 ? ((const uint32_t *)bias)[c] : (uint32_t)((const uint16_t *)bias)[c];
         }
     }
 
+    // The factors of RawColumns: scale (tensor x column scale) and bias (0 past N's edge).
+    KILN_DEVICE static void cook_columns(const kiln_gemm_params &p, const EpilogueScales &sc, const void *bias,
+                                         int col, const RawColumns &r, float (&cs)[8], float (&cb)[8]) {
+        const bool f32 = p.bias_type == DT_F32, bf16 = p.bias_type == DT_BF16;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const bool in = col + j < p.n;
+            cs[j] = sc.col && in ? sc.tensor * __uint_as_float(r.s[j]) : sc.tensor;
+            uint32_t h = f32 ? r.b[j] : r.vec ? r.b[j / 2] >> (16 * (j % 2)) : r.b[j];
+            float v = f32 ? __uint_as_float(h)
+                          : bf16 ? __uint_as_float(h << 16) : __half2float(__ushort_as_half((unsigned short)h));
+            cb[j] = bias && in ? v : 0.f;
+        }
+    }
+
+    // The column factors of a thread's 8 columns from col, read now.
+    KILN_DEVICE static void column_factors(const kiln_gemm_params &p, const EpilogueScales &sc, const void *bias,
+                                           int col, float (&cs)[8], float (&cb)[8]) {
+        RawColumns r;
+        load_columns(p, sc, bias, col, r);
+        cook_columns(p, sc, bias, col, r, cs, cb);
+    }
+
     // Decode tiles (prepacked weights, no split-K, at most 64 columns and 32 accumulators a consumer): the factors of
-    // all their chunks are read when the tile starts and wait in registers through the K loop. Read after it, each
-    // 32-column chunk cost a round trip to memory: ~2 us of a ~25 us kernel (1 x 8192 x 8192, timed inside the kernel).
+    // all their chunks are read when the tile starts and wait in registers, as read, through the K loop. Read after
+    // it, each 32-column chunk cost a round trip to memory: ~2 us of a ~25 us kernel (1 x 8192 x 8192, timed inside
+    // the kernel).
     static constexpr bool EARLY_COLUMNS = C::SWAP && !WS_SPLIT && CPC <= 64 && REP * ACC <= 32;
     struct Columns {
-        float s[EARLY_COLUMNS ? CHUNKS : 1][8], b[EARLY_COLUMNS ? CHUNKS : 1][8];
+        RawColumns raw[EARLY_COLUMNS ? CHUNKS : 1];
     };
 
     KILN_DEVICE static void early_columns(const kiln_gemm_params &p, const Tile &T, int cn, int tid, Columns &cols) {
@@ -670,7 +687,7 @@ template <class C> struct WgmmaGemm {
             const EpilogueScales sc = epilogue_scales(p);
 #pragma unroll
             for (int ch = 0; ch < CHUNKS; ++ch)
-                column_factors(p, sc, p.bias, T.n0 + cn * CPC + ch * CHUNK + (tid & 3) * 8, cols.s[ch], cols.b[ch]);
+                load_columns(p, sc, p.bias, T.n0 + cn * CPC + ch * CHUNK + (tid & 3) * 8, cols.raw[ch]);
         }
     }
 
@@ -685,11 +702,7 @@ template <class C> struct WgmmaGemm {
         const bool full = col + 8 <= p.n;
         float cs[8], cb[8];
         if constexpr (EARLY_COLUMNS) {
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                cs[j] = early.s[ch][j];
-                cb[j] = early.b[ch][j];
-            }
+            cook_columns(p, sc, p.bias, col, early.raw[ch], cs, cb);
         } else {
             column_factors(p, sc, operands(p, T).bias, col, cs, cb);
         }
