@@ -217,3 +217,26 @@ def test_split_promotion_renders_the_half_width_wgmma():
     assert view.split == "true" and view.wgmma_half[0] == 96 and "m64n96k32" in "".join(view.wgmma_half[2])
     plain = next(s for k, s in sols.items() if k[:2] == (128, 128))
     assert render.kernel_view(plain).split == "false" and not render.kernel_view(plain).wgmma_half
+
+
+def test_overlapped_launch_flag_leaves_out_the_split_promotion_kernels():
+    """Every wgmma kernel but the split-promotion ones executes griddepcontrol (Config::OVERLAP) and has overlap 1 in
+    its table row, so the runtime launches it overlapped with the stream's previous kernel; the split kernels (whose
+    H100 times griddepcontrol cost 5-18%) have neither; other families have overlap 0 (plain launches only)."""
+    from kilngen import wgmma
+    from kilngen.schema import load_file
+    seen = {True: 0, False: 0}
+    for path in ("solutions/sm90/wgmma_fp8_promoted.yaml", "solutions/sm90/wgmma_mixed_f16.yaml"):
+        sf = load_file(REPO / path, REPO)
+        tree = render.render_tree([sf], REPO / "templates")
+        for sol in {s.name: s for lg in sf.logics for s in lg.solutions}.values():
+            split = wgmma.split(sol)
+            seen[split] += 1
+            assert render.solution_row(sol)["overlap"] == int(not split), sol.name
+            src = tree[f"sm90/{sol.name}.hip"]
+            assert f"static constexpr bool OVERLAP = {'false' if split else 'true'};" in src, sol.name
+    assert seen[True] and seen[False], seen
+    other = [s for lg in load_file(REPO / "solutions/sm90/fp8.yaml", REPO).logics for s in lg.solutions]
+    assert other and all(s.family != Family.WGMMA for s in other)
+    for sol in other:
+        assert render.solution_row(sol)["overlap"] == 0, sol.name
