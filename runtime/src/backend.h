@@ -41,8 +41,8 @@ typedef struct kiln_backend {
                           const void *arg, size_t arg_bytes, void *stream);
     /* Optional (NULL: launch). The same launch, allowed to begin while the stream's previous kernel still runs
      * (programmatic dependent launch, sm_90): only for kernels that execute griddepcontrol.wait before their first
-     * access to global memory (the wgmma GEMM kernels, kiln_gemm_wgmma.h). A driver without the extended launch
-     * makes it a plain one. */
+     * access to global memory (wgmma GEMM kernels whose table row has overlap 1, kiln_gemm_wgmma.h). A driver
+     * without the extended launch makes it a plain one. */
     kiln_status (*launch_overlapped)(void *dev, void *kernel, const uint32_t grid[3], uint32_t block,
                                      uint32_t lds_bytes, const void *arg, size_t arg_bytes, void *stream);
     /* Fills a 2-D region with zero bytes, stream-ordered like a launch: `height` rows of `width_bytes` bytes,
