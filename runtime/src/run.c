@@ -344,8 +344,8 @@ static kiln_status run(kiln_handle h, const kiln_problem *p, const kiln_algo *al
      * memory, so they may launch while it still runs and do their set-up meanwhile (kiln_gemm_wgmma.h, run);
      * KILN_PDL=0 in the environment launches them plainly. A kernel without the wait is never launched overlapped.
      * The reduce kernel is launched plainly: it reads what this one wrote. */
-    st = (wgmma && sol->overlap && h->backend->launch_overlapped && overlap_launches() ? h->backend->launch_overlapped
-                                                                       : h->backend->launch)(
+    const int overlapped = sol->overlap && h->backend->launch_overlapped && overlap_launches();
+    st = (overlapped ? h->backend->launch_overlapped : h->backend->launch)(
         h->dev, gemm, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes, stream);
     if (st == KILN_STATUS_SUCCESS && kiln_solution_reduces(sol)) {
         const uint32_t reduce_grid[3] = {(uint32_t)g.reduce_grid_x, 1, (uint32_t)p->batch};
