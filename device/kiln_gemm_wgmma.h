@@ -23,7 +23,9 @@
 //                of K (fast accumulation, only for problems that allow it).
 //   SWAP (SWAP = true):  16-bit activations x prepacked fp8 weights. wgmma takes only its A operand from registers,
 //                so the weights are that operand: each consumer reads them from shared memory as bytes, widens them
-//                in registers and computes D^T = B * A^T; the epilogue writes the transpose back.
+//                in registers and computes D^T = B * A^T; the epilogue writes the transpose back. The next K-tile's
+//                weights are widened while this one's wgmma run, or (FINE: the prefill tiles of 128 weight rows a
+//                consumer) the next 16-K group's.
 //
 // Tiles: t -> (batch, split) = divmod(t / (tiles_m * tiles_n), GSU), then WorkGroupMapping inside the batch
 // (kiln_schedule.h, Schedule::of_index). CTA b takes tiles b, b + gridDim.x, ... (gridDim.x = number of tiles when not
@@ -584,12 +586,20 @@ template <class C> struct WgmmaGemm {
             constexpr int PER_R = 64 / CHUNK;
             if (warp / 2 != ch % PER_R) return;
             const int r = ch / PER_R;
+            // Element e goes to row m = 8 (e >> 2) + 2q + (e & 1), column n = 16 (warp % 2) + g + 8 ((e >> 1) & 1).
+            // A row's swizzle is m & 7, the same for every e >> 2: four addresses a thread, + 1024 (e >> 2). (Written
+            // per element, the 64 addresses were hoisted out of the tile loop and held in registers: 128-accumulator
+            // tiles spilled.)
+            uint32_t at[2][2];
 #pragma unroll
-            for (int e = 0; e < ACC; ++e) {
-                const int m = 8 * (e >> 2) + 2 * q + (e & 1);
-                const int n = (warp % 2) * 16 + g + 8 * ((e >> 1) & 1);
-                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(staging_addr(base, m, n)), "f"(acc[r][e]) : "memory");
-            }
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) at[h][j] = staging_addr(base, 2 * q + j, (warp % 2) * 16 + g + 8 * h);
+#pragma unroll
+            for (int e = 0; e < ACC; ++e)
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at[(e >> 1) & 1][e & 1] + 1024 * (e >> 2)),
+                             "f"(acc[r][e])
+                             : "memory");
         } else {
 #pragma unroll
             for (int r = 0; r < REP; ++r)
@@ -1136,6 +1146,101 @@ template <class C> struct WgmmaGemm {
     template <bool GS>
     static constexpr bool OVERLAP = SWAP_OVERLAP && !(GS && REP * ACC + 2 * REP * KSTEPS * 4 > 96);
 
+    // FINE (prefill tiles of 128 weight rows a consumer: 128 accumulators, where two K-tiles of widened weights,
+    // 2 x REP x KSTEPS x 4 registers, would not fit beside them; generator: wgmma.fine, the same rule): the weights are
+    // widened one wgmma batch ahead instead of one K-tile ahead. Batch kk is 16-K group kk of every 64-row block
+    // (one ldmatrix.x2 each: rows 0-7 and 8-15 of the group), widened into slot kk & 1 while batch kk - 1 runs,
+    // after wait_group 1 has retired batch kk - 2, the slot's previous reader: 2 x REP x 4 registers of weights.
+    // (Batches of two groups, one ldmatrix.x4, timed the same at 8192^3 and spilled with per-group scales.)
+    static constexpr int FINE_LIMIT = 160;  // wgmma.py MAX_SWAP
+    static constexpr bool FINE = C::SWAP && !C::SYNC && REP * ACC + 2 * REP * KSTEPS * 4 > FINE_LIMIT;
+    static_assert(!FINE || KSTEPS % 2 == 0, "each K-tile's first batch in slot 0");
+
+    // The fragments of group kk of 64-row block r (load_weight_pair's, one group).
+    KILN_DEVICE static void load_weight_group(uint32_t (&f)[4], uint32_t w_base, int r, int kk, int warp, int lane) {
+        const int j = lane & 7;
+        const int row = r * 64 + warp * 16 + ((lane >> 3) & 1) * 8 + j;
+        const uint32_t addr =
+            w_base + (kk * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kk * 16 % 128) >> 4) ^ j) << 4);
+        uint32_t w[2];
+        sm90::ldmatrix_x2(w, addr);
+        f[0] = Up::pair_unit(w[0], 0);
+        f[1] = Up::pair_unit(w[1], 0);
+        f[2] = Up::pair_unit(w[0], 1);
+        f[3] = Up::pair_unit(w[1], 1);
+    }
+
+    template <bool GS>
+    KILN_DEVICE static void load_batch(uint32_t (&f)[REP][4], uint32_t w_base, int kk, int warp, int lane,
+                                       const typename PS::Scale (&sc)[REP][2]) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r) {
+            load_weight_group(f[r], w_base, r, kk, warp, lane);
+            if constexpr (GS) {
+#pragma unroll
+                for (int x = 0; x < 4; ++x) f[r][x] = PS::mul(f[r][x], sc[r][x & 1]);
+            }
+        }
+    }
+
+    KILN_DEVICE static void issue_batch(float (&acc)[REP][ACC], uint32_t (&f)[REP][4], uint32_t x_base, int kk) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) sm90::fence_reg(f[r][x]);
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+        sm90::wgmma_fence();
+        const uint32_t x = x_base + (kk * 32 / 128) * (C::MT0 * 128) + (kk * 32) % 128;
+#pragma unroll
+        for (int r = 0; r < REP; ++r) C::Mma::run(acc[r], f[r], sm90::desc_k128(x), 1);
+        sm90::wgmma_commit();
+    }
+
+    template <bool GS>
+    KILN_DEVICE static void mainloop_swap_fine(const kiln_gemm_params &p, const Tile &T, uint8_t *smem,
+                                               uint64_t *full, uint64_t *empty, float (&acc)[REP][ACC], int &stage,
+                                               uint32_t &phase, int cm, int cn, int warp, int lane) {
+        static_assert(!GS || !SUM_SCALE, "the fine tiles scale the weights, not the K-tiles' sums");
+        uint32_t f[2][REP][4];
+        typename PS::Scale sc[REP][2];
+        WeightScales<GS> ws;
+        ws.start(p, T, cn, warp, lane);
+        zero(acc);
+        if (T.iters == 0) return;
+        sm90::mbar_wait(&full[stage], phase);
+        ws.take(p, sc, T, 0);
+        load_batch<GS>(f[0], stage_b(smem, stage, cn), 0, warp, lane, sc);
+        int prev = -1;
+        for (int i = 0; i < T.iters; ++i) {
+            const int s = stage;
+#pragma unroll
+            for (int kk = 0; kk < KSTEPS; ++kk) {
+                issue_batch(acc, f[kk & 1], stage_a(smem, s, cm), kk);
+                sm90::wgmma_wait<1>();  // batch kk - 1 (the previous K-tile's last for kk 0) is done
+#pragma unroll
+                for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+                if (kk == 0 && prev >= 0 && lane == 0) release(&empty[prev]);
+                if (kk + 1 < KSTEPS) {
+                    load_batch<GS>(f[(kk + 1) & 1], stage_b(smem, s, cn), kk + 1, warp, lane, sc);
+                } else if (i + 1 < T.iters) {
+                    advance(stage, phase);
+                    sm90::mbar_wait(&full[stage], phase);
+                    ws.take(p, sc, T, i + 1);
+                    load_batch<GS>(f[0], stage_b(smem, stage, cn), 0, warp, lane, sc);
+                } else {
+                    advance(stage, phase);
+                }
+            }
+            prev = s;
+        }
+        sm90::wgmma_wait<0>();
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+        if (lane == 0) release(&empty[prev]);
+        unit_scale(acc);
+    }
+
     template <bool GS>
     KILN_DEVICE static void mainloop_swap(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
                                           uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
@@ -1371,6 +1476,8 @@ template <class C> struct WgmmaGemm {
                 mainloop_promoted(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (C::SYNC) {
                 mainloop_sync<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+            } else if constexpr (FINE) {
+                mainloop_swap_fine<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (C::SWAP) {
                 mainloop_swap<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else

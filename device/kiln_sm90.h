@@ -172,6 +172,10 @@ KILN_DEVICE void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
 }
+// .x2: two matrices; lanes 0..15 give the row addresses (the others' are ignored but must be valid).
+KILN_DEVICE void ldmatrix_x2(uint32_t (&r)[2], uint32_t addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
 
 }  // namespace sm90
 }  // namespace kiln

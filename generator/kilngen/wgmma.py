@@ -52,6 +52,19 @@ def _acc(sol) -> int:
     return (wgmma_m // 64) * wgmma_n // 2
 
 
+def _frags(sol, fine_: bool = False) -> int:
+    """Registers of widened weights a consumer thread holds with prepacked weights: two K-tiles (REP x DU / 16
+    groups x 4), or with fine two batches of one 16-K group (REP x 4)."""
+    rep = (sol.mt[1] // sol.wg[1]) // 64
+    return 2 * rep * (1 if fine_ else sol.mt[2] // 16) * 4
+
+
+def fine(sol) -> bool:
+    """Prepacked-weight tiles whose two K-tiles of widened weights would not fit beside the accumulators widen one
+    16-K group ahead instead (kiln_gemm_wgmma.h, FINE; the same rule as there)."""
+    return swap(sol) and not sync(sol) and _acc(sol) + _frags(sol) > MAX_SWAP
+
+
 def pipelined(sol) -> bool:
     """pr 1 outside ping-pong: two sums in flight (kiln_gemm_wgmma.h, mainloop_pipelined / mainloop_split)."""
     return promoted(sol) and sol.pr == 1 and sol.pk != 2
@@ -233,8 +246,9 @@ def _tile(sol):
         return None
     sums = 2 if promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
-    # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap)
-    frags = 2 * (wgmma_m // 64) * (sol.mt[2] // 16) * 4 if swap(sol) else 0
+    # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap), or
+    # where those do not fit, two batches of one 16-K pair each (mainloop_swap_fine)
+    frags = _frags(sol, fine(sol)) if swap(sol) else 0
     limit = MAX_SWAP if swap(sol) else MAX_ACC
     if swap(sol) and wgmma_n > MAX_SWAP_TOKENS:
         return (f"each consumer's {wgmma_n} activation rows (wgmma N) with prepacked weights: at most "
