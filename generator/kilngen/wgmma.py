@@ -10,14 +10,14 @@ from .vocab import DTYPE_INFO, DType, Kind
 
 WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 
-# Registers a consumer thread may give to accumulators (+ widened weights): ptxas allocates the whole kernel under
-# __launch_bounds__(384, 1), i.e. 168 per thread, whatever setmaxnreg raises the consumers to at run time. A
+# Registers a consumer thread may give to accumulators (+ widened weights). The consumers raise their budget to 232
+# with setmaxnreg (kiln_gemm_wgmma.h, CONSUMER_REGS) and ptxas allocates their code within it (the 168 a thread of
+# __launch_bounds__(384, 1) binds the code before it); the rest holds addresses, scales and the epilogue's. A
 # block-scaled or promoted mainloop holds a K-tile's sum beside the accumulators, so at most 64 of each (pr 1 holds
 # two K-tile sums, 3 x 64, which compiles without spills; 3 x 128 cannot fit).
 MAX_ACC = 128
-MAX_SWAP = 160  # swap: accumulators + two K-tiles of widened weights (mainloop_swap; 16x256 and 32x256 compile clean)
-MAX_SWAP_TOKENS = 128  # swap: activation rows a consumer (wgmma N); 160 and 192 spilled (ptxas: 248 and 484 bytes
-                       # of spill stores with mt [160|192, 128, 128], wg [1, 2], within MAX_SWAP)
+MAX_SWAP = 160  # swap: accumulators + two K-tiles of widened weights (mainloop_swap; 16x256 and 32x256 compile clean),
+                # or + two 16-K groups where those do not fit (fine)
 MAX_ACC_SPLIT = 96  # pr 1: acc + two column-half sums, 2 x 96 (kiln_gemm_wgmma.h, mainloop_split)
 
 
@@ -250,10 +250,6 @@ def _tile(sol):
     # where those do not fit, two batches of one 16-K pair each (mainloop_swap_fine)
     frags = _frags(sol, fine(sol)) if swap(sol) else 0
     limit = MAX_SWAP if swap(sol) else MAX_ACC
-    if swap(sol) and wgmma_n > MAX_SWAP_TOKENS:
-        return (f"each consumer's {wgmma_n} activation rows (wgmma N) with prepacked weights: at most "
-                f"{MAX_SWAP_TOKENS} compile without spills (the accumulators, two K-tiles of widened weights and the "
-                f"epilogue's registers)")
     if acc + frags > limit:
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""

@@ -322,3 +322,23 @@ def test_wgmma_shape_rules_run_before_derivation():
     assert check(valid) is None
     assert check(dataclasses.replace(valid, su=1 << 40)) == ("su", "1099511627776 is not 0 or a power of two up to 1024")
     assert check(dataclasses.replace(valid, sus=1 << 40))[0] == "sus"
+
+
+def test_wgmma_prepacked_weights_register_rule():
+    """Prepacked-weight tiles: two K-tiles of widened weights beside the accumulators up to 160 registers; past that
+    the weights are widened one 16-K group ahead (wgmma.fine, two groups' registers), which lets the 128-weight-row
+    consumers of the 128x256 prefill tile in; the 128x256 tile on one consumer (256 accumulators) stays out."""
+    from kilngen import wgmma
+    from kilngen.families import check
+    mixed = Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN)
+    base = dataclasses.replace(golden(), family=Family.WGMMA, problem=mixed, mt=(128, 128, 128), wg=(1, 2),
+                               mi=(64, 128, 16), plr=0, lxs=1, pgr=2, su=0, sus=0)
+    assert check(base) is None and not wgmma.fine(base)  # 64 accumulators + 64 weight registers
+    big = dataclasses.replace(base, mt=(128, 256, 128))
+    assert check(big) is None and wgmma.fine(big)  # 128 accumulators + 2 x 2 x 4 weight registers
+    assert wgmma._frags(big) == 128 and wgmma._frags(big, True) == 16
+    one = dataclasses.replace(big, wg=(1, 1), mi=(64, 128, 16))
+    field, why = check(one)
+    assert field and "256 f32 accumulators + 32 weight registers" in why, why
+    decode = dataclasses.replace(base, mt=(16, 256, 128), mi=(64, 16, 16), pgr=4)
+    assert check(decode) is None and not wgmma.fine(decode)  # 16 accumulators + 128 weight registers
