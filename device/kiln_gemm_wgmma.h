@@ -377,22 +377,27 @@ template <class C> struct WgmmaGemm {
     using Up = Upcast<TB, typename C::T16>;
     static_assert(!C::SWAP || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
 
+    // The address of 16-K group kg of weight row `row` in a stage (j = row & 7: the row's swizzle).
+    KILN_DEVICE static uint32_t weight_addr(uint32_t w_base, int row, int j, int kg) {
+        return w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kg * 16 % 128) >> 4) ^ j) << 4);
+    }
+
+    // One group's fragments from its two matrices (rows 0-7 and 8-15 of the thread's 16), widened.
+    KILN_DEVICE static void widen_group(uint32_t (&f)[4], uint32_t lo, uint32_t hi) {
+        f[0] = Up::pair_unit(lo, 0);
+        f[1] = Up::pair_unit(hi, 0);
+        f[2] = Up::pair_unit(lo, 1);
+        f[3] = Up::pair_unit(hi, 1);
+    }
+
     // The fragments of groups kk and kk + 1 of 64-row block r (one ldmatrix.x4), widened.
     KILN_DEVICE static void load_weight_pair(uint32_t (&f)[2][4], uint32_t w_base, int r, int kk, int warp, int lane) {
         const int mat = lane >> 3, j = lane & 7;
         const int row = r * 64 + warp * 16 + (mat & 1) * 8 + j;  // row & 7 == j: the row's swizzle
-        const int kg = kk + (mat >> 1);
-        const uint32_t addr =
-            w_base + (kg * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kg * 16 % 128) >> 4) ^ j) << 4);
         uint32_t w[4];
-        sm90::ldmatrix_x4(w, addr);
+        sm90::ldmatrix_x4(w, weight_addr(w_base, row, j, kk + (mat >> 1)));
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            f[h][0] = Up::pair_unit(w[2 * h], 0);
-            f[h][1] = Up::pair_unit(w[2 * h + 1], 0);
-            f[h][2] = Up::pair_unit(w[2 * h], 1);
-            f[h][3] = Up::pair_unit(w[2 * h + 1], 1);
-        }
+        for (int h = 0; h < 2; ++h) widen_group(f[h], w[2 * h], w[2 * h + 1]);
     }
 
     // Per-group weight scales (mixed kernels with scale_b_mode SCALE_BLOCK; kiln.h, "Block scales"): one f32 per
@@ -1160,14 +1165,9 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void load_weight_group(uint32_t (&f)[4], uint32_t w_base, int r, int kk, int warp, int lane) {
         const int j = lane & 7;
         const int row = r * 64 + warp * 16 + ((lane >> 3) & 1) * 8 + j;
-        const uint32_t addr =
-            w_base + (kk * 16 / 128) * (C::MT1 * 128) + row * 128 + ((((kk * 16 % 128) >> 4) ^ j) << 4);
         uint32_t w[2];
-        sm90::ldmatrix_x2(w, addr);
-        f[0] = Up::pair_unit(w[0], 0);
-        f[1] = Up::pair_unit(w[1], 0);
-        f[2] = Up::pair_unit(w[0], 1);
-        f[3] = Up::pair_unit(w[1], 1);
+        sm90::ldmatrix_x2(w, weight_addr(w_base, row, j, kk));
+        widen_group(f, w[0], w[1]);
     }
 
     template <bool GS>

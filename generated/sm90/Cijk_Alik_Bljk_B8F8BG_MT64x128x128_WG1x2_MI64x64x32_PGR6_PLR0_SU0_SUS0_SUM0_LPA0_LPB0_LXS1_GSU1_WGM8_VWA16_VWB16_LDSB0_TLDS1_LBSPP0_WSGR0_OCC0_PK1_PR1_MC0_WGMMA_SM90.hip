@@ -13,8 +13,8 @@ struct Config {
     static constexpr bool BLOCK_SCALES = false;
     static constexpr bool GROUPED = true;
     static constexpr bool SPLIT = false;  // pr 1: the two sums in flight are column halves (MmaH)
-    static constexpr bool SYNC = false;
-    static constexpr bool OVERLAP = true;  // griddepcontrol: the runtime launches it overlapped  // prepacked weights: mma.sync m16n8k16 instead of wgmma
+    static constexpr bool SYNC = false;  // prepacked weights: mma.sync m16n8k16 instead of wgmma
+    static constexpr bool OVERLAP = true;  // griddepcontrol: the runtime launches it overlapped
     static constexpr int MT0 = 64;
     static constexpr int MT1 = 128;
     static constexpr int DU = 128;

@@ -247,7 +247,7 @@ def _tile(sol):
     sums = 2 if promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap), or
-    # where those do not fit, two batches of one 16-K pair each (mainloop_swap_fine)
+    # where those do not fit, two batches of one 16-K group each (mainloop_swap_fine)
     frags = _frags(sol, fine(sol)) if swap(sol) else 0
     limit = MAX_SWAP if swap(sol) else MAX_ACC
     if acc + frags > limit:
