@@ -350,7 +350,8 @@ static kiln_status launch(void *dev, void *kernel, const uint32_t grid[3], uint3
     if (st != KILN_STATUS_SUCCESS)
         return st;
     CUresult rc;
-    if (overlapped && d->api.launch_kernel_ex) {
+    overlapped = overlapped && d->api.launch_kernel_ex;  /* without the extended launch: a plain one */
+    if (overlapped) {
         cu_launch_attribute attr;
         memset(&attr, 0, sizeof attr);
         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
