@@ -165,6 +165,15 @@ KILN_DEVICE void ld_cluster_v4_f32(uint32_t addr, float (&v)[4]) {
                  : "memory");
 }
 
+// stmatrix .x4 .trans: four 8x8 matrices of 16-bit elements, each thread holding row l / 4, elements 2 (l % 4) and
+// 2 (l % 4) + 1 of each (ldmatrix's layout), stored transposed: lane l gives the address of row l % 8 of matrix l / 8,
+// which receives column l % 8 of the fragment.
+KILN_DEVICE void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 // ldmatrix .x4 at a shared-memory address: four 8x8 matrices of 16-bit elements; lane l gives the row address of
 // row l % 8 of matrix l / 8, and receives row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of each matrix.
 KILN_DEVICE void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {

@@ -53,7 +53,7 @@ struct Config {
         }
     };
 };
-static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 164896, "shared memory as the generator computed it");
+static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 197664, "shared memory as the generator computed it");
 static_assert(kiln::WgmmaGemm<Config>::THREADS == 384, "threads as the generator computed them");
 }  // namespace
 

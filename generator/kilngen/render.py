@@ -97,6 +97,7 @@ def solution_row(sol: Solution) -> dict:
         "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
         "overlap": int(sol.spec.overlap(sol)),
+        "tma_store": int(sol.family.value == "wgmma" and wgmma.tma_store(sol)),
     }
 
 

@@ -137,6 +137,21 @@ def tma_d(sol) -> bool:
         _ring(sol) + _scales(sol) + _reduce(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
 
 
+def swap_tma(sol) -> bool:
+    """Whether a prepacked-weight kernel stores D through the copy engine (kiln_gemm_wgmma.h, SWAP_TMA): no split-K,
+    a 16-bit D, each consumer's tokens and weights whole 64 x 64 boxes, its sub-tile of D beside the ring."""
+    if not swap(sol) or reduces(sol) or DTYPE_INFO[sol.problem.d].bytes != 2:
+        return False
+    rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
+    return rpc % 64 == 0 and cpc % 64 == 0 and \
+        _ring(sol) + _reduce(sol) + consumers(sol) * rpc * cpc * 2 + 16 * sol.stages + 1024 <= LDS_LIMIT
+
+
+def tma_store(sol) -> bool:
+    """Whether the kernel can store D through a tensor map (kiln_solution.tma_store): TMA_D or SWAP_TMA."""
+    return tma_d(sol) or swap_tma(sol)
+
+
 def cluster_split(sol) -> bool:
     """mc 3: the gsu splits of a tile are the CTAs of one cluster, reduced by its first over DSMEM (no workspace, no
     reduce kernel; kiln_gemm_wgmma.h, CLUSTER_SPLIT)."""
@@ -170,11 +185,12 @@ def _scales(sol) -> int:
 
 
 def lds_bytes(sol) -> int:
-    """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d) or one 32-column f32 chunk of
-    its rows (the staged epilogue); the block scales of each stage; the accumulators of split-K in a cluster; two
-    mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
+    """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d, swap_tma) or one 32-column f32
+    chunk of its rows (the staged epilogue); the block scales of each stage; the accumulators of split-K in a cluster;
+    two mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
     rpc = sol.mt[0] // sol.wg[0]
-    per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if tma_d(sol) else rpc * 128
+    whole = tma_d(sol) or swap_tma(sol)
+    per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if whole else rpc * 128
     return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + _reduce(sol) + 16 * sol.stages + 1024
 
 

@@ -177,7 +177,7 @@ static void test_run_wgmma(kiln_handle h)
           "mixed wgmma launch");
     CHECK(!l->overlapped, "a kernel without griddepcontrol (the fake mixed solution's overlap 0) launches plainly");
     CHECK(l->params.k == 104 && l->params.ldb == 112 && l->params.k_tiles_per_split == 2 && l->tma.d_tma == 0,
-          "mixed params (D^T is computed: no D map)");
+          "mixed params (f32 D, a solution without the TMA-store epilogue: no D map)");
     CHECK(encoded(&fake.encode[0], 2, args.a, 104, 256, 1, 208, 104 * 256 * 2, 64, 128), "map of f16 A");
     CHECK(encoded(&fake.encode[1], 1, args.b, 112, 512, 1, 112, 112 * 512, 128, 128), "map of prepacked B");
 
@@ -453,6 +453,32 @@ static void test_grouped_d_map(void)
     CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "activation: no D map");
 }
 
+/* Prepacked weights: D is mapped only for a kernel with the swapped TMA-store epilogue (kiln_solution.tma_store), and
+ * then under the same rules as the other kernels (no C, no activation). */
+static void test_prepacked_d_map(void)
+{
+    kiln_solution s = kiln_solutions[FAKE_WG_MIXED];
+    kiln_args args = good_args();
+    kiln_tma_map m;
+    kiln_problem p;
+    kiln_problem_init(&p, F16, E4M3, F16, TN, 300, 520, 1000);
+    p.b_prepacked = 1;
+    p.scale_b = KILN_SCALE_VECTOR;
+    p.has_bias = 1;
+    s.tma_store = 0;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "no TMA-store epilogue: no D map");
+    s.tma_store = 1;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 128 && m.dims[0] == 520 && m.dims[1] == 300 && m.box[1] == 64,
+          "the swapped TMA-store epilogue: D map (%llu x %llu)", (unsigned long long)m.dims[0],
+          (unsigned long long)m.dims[1]);
+    p.activation = KILN_ACT_GELU;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "activation: no D map");
+    p.activation = KILN_ACT_NONE;
+    p.n = 515; /* rows of D not whole 16-byte units */
+    p.ldd = 515;
+    CHECK(kiln_tma_map_d(&s, &p, &args, &m) == 0, "n * 2 %% 16 != 0: no D map");
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -463,5 +489,6 @@ int main(void)
     test_scale_maps();
     test_multicast_geometry();
     test_grouped_d_map();
+    test_prepacked_d_map();
     return test_summary("test_wgmma");
 }

@@ -159,6 +159,45 @@ def test_mixed_cluster_split(a_t):
     assert ran >= len(names), "most split-K-in-a-cluster kernels ran on no shape"
 
 
+TMA_STORE_SHAPES = [(200, 1032, 1000), (2, 130, 520, 700), (64, 64, 128), (129, 4104, 520)]
+
+
+@pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
+def test_mixed_tma_store(a_t, monkeypatch):
+    """Every table kernel of a x e4m3 -> a, forced by name on odd shapes and batches, with a column scale and a bias
+    and without: the prefill tiles store D through the copy engine (kiln_gemm_wgmma.h, epilogue_swap_tma: stmatrix
+    .trans into 64 x 64 boxes), the others through the staged epilogue; with KILN_TMA_STORE=0 every kernel takes the
+    staged one. Both pass the gate in a poisoned output, nothing is written outside it, and they agree bit for bit."""
+    combo = (a_t, DType.E4M3, a_t, Layout.TN, True)
+    kt.require_combo(combo)
+    names = sorted(kt.claimed_names_of(kt.arch(), combo))
+    assert names, f"no {kt.combo_id(combo)} kernel in the table"
+    for shape in TMA_STORE_SHAPES:
+        batch, m, n, k = kt.split_shape(shape)
+        a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
+        w = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN)
+        packed = kiln.prepack_b(w)
+        sb, bias = kt.positive((n,)), torch.randn(n, device="cuda").to(kt.tdt(a_t))
+        for b in (bias, None):
+            ref = kt.reference(a, w, sb=sb, bias=b)
+            for name in names:
+                runs = []
+                for mode in ("1", "0"):
+                    monkeypatch.setenv("KILN_TMA_STORE", mode)
+                    out = (torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda") if batch
+                           else kt.poisoned(m, n, kt.tdt(a_t)))
+                    res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=b, out=out,
+                                            algo=kiln.algo_by_name(name))
+                    what = f"{name} {kt.shape_id(shape)} bias={b is not None} KILN_TMA_STORE={mode}"
+                    kt.check(res, ref, kt.TOL_FP8, what)
+                    if not batch:
+                        kt.untouched_outside(res, what)
+                    runs.append(res.clone())
+                if not torch.equal(runs[0], runs[1]):
+                    pytest.fail(f"{name} {kt.shape_id(shape)}: the two epilogues differ in "
+                                f"{(runs[0] != runs[1]).sum().item()} outputs")
+
+
 @pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
 def test_mixed_repeatable(a_t):
     """Every table kernel of a x e4m3 -> a on a problem of many tiles per CTA: the first run passes the gate and the

@@ -324,6 +324,30 @@ def test_wgmma_shape_rules_run_before_derivation():
     assert check(dataclasses.replace(valid, sus=1 << 40))[0] == "sus"
 
 
+def test_wgmma_prepacked_tma_store_rule():
+    """Prepacked-weight tiles store D through the copy engine (wgmma.swap_tma) where each consumer's tokens and weights
+    are whole 64 x 64 boxes of a 16-bit D and its sub-tile fits beside the ring; the shared memory counts the sub-tile,
+    and the table row says so (the runtime maps D for a prepacked B only then)."""
+    from kilngen import wgmma
+    from kilngen.render import solution_row
+    mixed = Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN)
+    base = dataclasses.replace(golden(), family=Family.WGMMA, problem=mixed, mt=(128, 256, 128), wg=(1, 2),
+                               mi=(64, 128, 16), plr=0, lxs=1, pgr=1, su=0, sus=0)
+    assert wgmma.swap_tma(base) and solution_row(base)["tma_store"] == 1
+    # two stages of 32 + 32 KiB, two 128 x 128 f16 sub-tiles, 2 x 8 bytes of barriers, 1 KiB of alignment
+    assert wgmma.lds_bytes(base) == 2 * 65536 + 2 * 32768 + 16 * 2 + 1024
+    deep = dataclasses.replace(base, pgr=2)  # three stages leave no room for the sub-tiles: the staged epilogue
+    assert not wgmma.swap_tma(deep) and solution_row(deep)["tma_store"] == 0
+    assert wgmma.lds_bytes(deep) == 3 * 65536 + 2 * 128 * 128 + 16 * 3 + 1024
+    decode = dataclasses.replace(base, mt=(16, 128, 128), mi=(64, 16, 16), pgr=8)  # 16 tokens: not a whole box
+    assert not wgmma.swap_tma(decode)
+    f32 = dataclasses.replace(base, problem=dataclasses.replace(mixed, d=DType.F32))
+    assert not wgmma.swap_tma(f32)
+    split = dataclasses.replace(base, mt=(64, 64, 128), wg=(1, 1), mi=(64, 64, 16), pgr=6, gsu=2)
+    assert not wgmma.swap_tma(split)  # split-K through the workspace writes f32 partials
+    assert wgmma.swap_tma(dataclasses.replace(split, gsu=1))
+
+
 def test_wgmma_prepacked_weights_register_rule():
     """Prepacked-weight tiles: two K-tiles of widened weights beside the accumulators up to 160 registers; past that
     the weights are widened one 16-K group ahead (wgmma.fine, two groups' registers), which lets the 128-weight-row
