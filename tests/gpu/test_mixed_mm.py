@@ -186,14 +186,19 @@ def test_mixed_tma_store(a_t, monkeypatch):
                     monkeypatch.setenv("KILN_TMA_STORE", mode)
                     out = (torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda") if batch
                            else kt.poisoned(m, n, kt.tdt(a_t)))
-                    res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=b, out=out,
-                                            algo=kiln.algo_by_name(name))
                     what = f"{name} {kt.shape_id(shape)} bias={b is not None} KILN_TMA_STORE={mode}"
+                    try:
+                        res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=b, out=out,
+                                                algo=kiln.algo_by_name(name))
+                    except kiln.KilnError as exc:  # e.g. a split-K kernel whose K leaves a split empty
+                        assert exc.status == kiln.Status.INVALID_ALGO, f"{what}: {exc}"
+                        assert torch.isnan(out).all(), f"{what}: refused, yet the output was written"
+                        break
                     kt.check(res, ref, kt.TOL_FP8, what)
                     if not batch:
                         kt.untouched_outside(res, what)
                     runs.append(res.clone())
-                if not torch.equal(runs[0], runs[1]):
+                if len(runs) == 2 and not torch.equal(runs[0], runs[1]):
                     pytest.fail(f"{name} {kt.shape_id(shape)}: the two epilogues differ in "
                                 f"{(runs[0] != runs[1]).sum().item()} outputs")
 
