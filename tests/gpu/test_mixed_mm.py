@@ -117,6 +117,16 @@ def test_mixed_group_scale_shapes():
 
 # Decode shapes for split-K in a cluster: odd N (a partial weight tile), K not a multiple of 128 (a short last
 # K-tile in the last split), splits of unequal length, one or two tiles, a 3-D A, a large K.
+def _decode_operands(shape, a_t):
+    """(batch, m, n, k, A, W, prepacked W, column scale, bias) of a shape (kt.split_shape) with a_t activations and
+    e4m3 weights, fresh random values."""
+    batch, m, n, k = kt.split_shape(shape)
+    a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
+    w = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN)
+    sb, bias = kt.positive((n,)), torch.randn(n, device="cuda").to(kt.tdt(a_t))
+    return batch, m, n, k, a, w, kiln.prepack_b(w), sb, bias
+
+
 CLUSTER_SPLIT_SHAPES = [(1, 1000, 8200), (3, 4104, 4104), (17, 130, 1000), (2, 5, 520, 2000), (32, 64, 300),
                         (9, 2056, 28672)]
 
@@ -134,11 +144,7 @@ def test_mixed_cluster_split(a_t):
         pytest.skip(f"no split-K-in-a-cluster {kt.combo_id(combo)} kernel in this table")
     ran = 0
     for shape in CLUSTER_SPLIT_SHAPES:
-        batch, m, n, k = kt.split_shape(shape)
-        a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
-        w = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN)
-        packed = kiln.prepack_b(w)
-        sb, bias = kt.positive((n,)), torch.randn(n, device="cuda").to(kt.tdt(a_t))
+        batch, m, n, k, a, w, packed, sb, bias = _decode_operands(shape, a_t)
         ref = kt.reference(a, w, sb=sb, bias=bias, act="gelu")
         for name in names:
             def make_out():
@@ -173,11 +179,7 @@ def test_mixed_tma_store(a_t, monkeypatch):
     names = sorted(kt.claimed_names_of(kt.arch(), combo))
     assert names, f"no {kt.combo_id(combo)} kernel in the table"
     for shape in TMA_STORE_SHAPES:
-        batch, m, n, k = kt.split_shape(shape)
-        a = kt.randn_half(kt.mk(batch, m, k), kt.tdt(a_t))
-        w = kt.b_operand(k, n, kt.tdt(DType.E4M3), Layout.TN)
-        packed = kiln.prepack_b(w)
-        sb, bias = kt.positive((n,)), torch.randn(n, device="cuda").to(kt.tdt(a_t))
+        batch, m, n, k, a, w, packed, sb, bias = _decode_operands(shape, a_t)
         for b in (bias, None):
             ref = kt.reference(a, w, sb=sb, bias=b)
             for name in names:
