@@ -95,17 +95,16 @@ template <class C> struct WgmmaGemm {
     static constexpr bool WS_SPLIT = C::GSU > 1 && !CLUSTER_SPLIT;
     // CLUSTER_SPLIT: each consumer thread's accumulators, as float4 [consumer][REP * ACC / 4][128 threads]
     static constexpr int REDUCE_BYTES = CLUSTER_SPLIT ? CONSUMERS * REP * ACC * 128 * 4 : 0;
+    // Each consumer's whole sub-tile of D fits in shared memory beside the ring (wgmma.py, _sub_tile_fits).
+    static constexpr bool SUBTILE_FITS =
+        RING_BYTES + SCALE_BYTES + REDUCE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <= 227 * 1024;
     static constexpr bool TMA_D = !C::SWAP && !WS_SPLIT && SUBTILE_D >= EPI_SMALL &&
                                   CPC * ED % 128 == 0 &&  // whole 128-byte boxes across a consumer's columns
-                                  RING_BYTES + SCALE_BYTES + REDUCE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 +
-                                          1024 <=
-                                      227 * 1024;
+                                  SUBTILE_FITS;
     static constexpr bool TMA_VEC = TMA_D && !C::BLOCK_SCALES;  // the TMA-store epilogue with vector scales, bias
     // The prepacked-weight kernels' TMA-store epilogue (epilogue_swap_tma), where the consumer's sub-tile of D, in
     // whole 64 x 64 boxes of a 16-bit type, fits beside the ring (wgmma.py, swap_tma).
-    static constexpr bool SWAP_TMA = C::SWAP && !WS_SPLIT && ED == 2 && RPC % 64 == 0 && CPC % 64 == 0 &&
-                                     RING_BYTES + REDUCE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <=
-                                         227 * 1024;
+    static constexpr bool SWAP_TMA = C::SWAP && !WS_SPLIT && ED == 2 && RPC % 64 == 0 && CPC % 64 == 0 && SUBTILE_FITS;
     static constexpr int EPI_REGION = TMA_D || SWAP_TMA ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
     static constexpr int SCALE_OFFSET = RING_BYTES + EPI_BYTES;

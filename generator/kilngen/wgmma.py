@@ -131,10 +131,8 @@ def tma_d(sol) -> bool:
     if swap(sol) or reduces(sol):
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
-    sub = rpc * cpc * DTYPE_INFO[sol.problem.d].bytes
     whole_boxes = cpc * DTYPE_INFO[sol.problem.d].bytes % 128 == 0  # the store's 128-byte boxes tile the columns
-    return sub >= rpc * 128 and whole_boxes and \
-        _ring(sol) + _scales(sol) + _reduce(sol) + consumers(sol) * sub + 16 * sol.stages + 1024 <= LDS_LIMIT
+    return _sub_tile(sol) >= rpc * 128 and whole_boxes and _sub_tile_fits(sol)
 
 
 def swap_tma(sol) -> bool:
@@ -143,8 +141,18 @@ def swap_tma(sol) -> bool:
     if not swap(sol) or reduces(sol) or DTYPE_INFO[sol.problem.d].bytes != 2:
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
-    return rpc % 64 == 0 and cpc % 64 == 0 and \
-        _ring(sol) + _reduce(sol) + consumers(sol) * rpc * cpc * 2 + 16 * sol.stages + 1024 <= LDS_LIMIT
+    return rpc % 64 == 0 and cpc % 64 == 0 and _sub_tile_fits(sol)
+
+
+def _sub_tile(sol) -> int:
+    """Bytes of D in one consumer's sub-tile (SUBTILE_D)."""
+    return (sol.mt[0] // sol.wg[0]) * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes
+
+
+def _sub_tile_fits(sol) -> bool:
+    """Whether each consumer's whole sub-tile of D fits in shared memory beside the ring (SUBTILE_FITS)."""
+    return _ring(sol) + _scales(sol) + _reduce(sol) + consumers(sol) * _sub_tile(sol) + 16 * sol.stages + 1024 \
+        <= LDS_LIMIT
 
 
 def tma_store(sol) -> bool:
@@ -188,9 +196,7 @@ def lds_bytes(sol) -> int:
     """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d, swap_tma) or one 32-column f32
     chunk of its rows (the staged epilogue); the block scales of each stage; the accumulators of split-K in a cluster;
     two mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
-    rpc = sol.mt[0] // sol.wg[0]
-    whole = tma_d(sol) or swap_tma(sol)
-    per_consumer = rpc * (sol.mt[1] // sol.wg[1]) * DTYPE_INFO[sol.problem.d].bytes if whole else rpc * 128
+    per_consumer = _sub_tile(sol) if tma_store(sol) else (sol.mt[0] // sol.wg[0]) * 128
     return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + _reduce(sol) + 16 * sol.stages + 1024
 
 

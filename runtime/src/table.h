@@ -99,7 +99,7 @@ typedef struct kiln_solution {
                               * before it touches global memory, so it may be launched overlapped with it
                               * (backend launch_overlapped); 0: plain launches only */
     int tma_store;           /* wgmma: 1 when the kernel can store D through a tensor map (kiln_abi.h, map d); the
-                              * runtime maps D for a prepacked B only then */
+                              * runtime maps D only then */
 } kiln_solution;
 
 typedef struct kiln_exact {

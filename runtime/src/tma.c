@@ -93,7 +93,8 @@ int kiln_tma_map_d(const kiln_solution *s, const kiln_problem *p, const kiln_arg
     /* grouped: D's batches are the groups' (masked, k-grouped); the kernel stores through the map only tiles whose
      * rows all belong to their group */
     int64_t batches = kiln_problem_d_batches(p);
-    if (box == 0 || s->gsu != 1 || (p->b_prepacked && !s->tma_store) || (ed != 2 && ed != 4) || !args || !args->d)
+    /* only a kernel with a TMA-store epilogue reads the map (kiln_solution.tma_store) */
+    if (box == 0 || !s->tma_store || s->gsu != 1 || (ed != 2 && ed != 4) || !args || !args->d)
         return 0;
     /* the kernel's TMA-store epilogue applies alpha, tensor, row and column scales and the bias (block-scaled
      * kernels: alpha only; they leave the bias to the staged path) */
