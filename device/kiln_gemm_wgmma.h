@@ -357,7 +357,8 @@ template <class C> struct WgmmaGemm {
     }
 
     // SS, split promotion: one K-tile of wgmma over column half H (0 or 1) of the consumer's columns, into a fresh
-    // half-width sum (the MmaH instruction).
+    // half-width sum (the MmaH instruction). In wgmma's accumulator layout a thread's first ACC / 2 registers are the
+    // columns of the first half.
     template <int H>
     KILN_DEVICE static void mma_ss_half(float (&part)[REP][ACC / 2], uint32_t a_base, uint32_t b_base) {
         static_assert(C::SPLIT, "the half-width wgmma exists in split kernels only");
@@ -1142,39 +1143,66 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // PR 1 with more than 64 accumulators a thread (SPLIT): the two sums in flight are the two column halves of one
-    // K-tile (half-width wgmma, MmaH), so acc and both sums take 2 x ACC registers. Half 0 is added while half 1 runs.
-    // In wgmma's accumulator layout a thread's first ACC / 2 registers are the columns of the first half.
+    // PR 1 with more than 64 accumulators a thread (SPLIT): the sums are the two column halves of one K-tile
+    // (half-width wgmma, MmaH). Up to 96 accumulators (SPLIT_PAIR) both halves run at once into p0 and p1, half 0
+    // added while half 1 runs: acc and both sums take 2 x ACC registers. Above that (64x256 or 128x128 consumers,
+    // where 2 x 128 would not fit) one sum takes the halves in turn, each its own batch (wgmma, wait, add): 1.5 x ACC,
+    // the adds hidden behind the other consumer's wgmma only. (Quarters two at a time were measured too: they read
+    // each A tile four times from shared memory and ran 4-20 % slower; bench/NOTES.md.)
+    static constexpr bool SPLIT_PAIR = REP * ACC <= 96;
     KILN_DEVICE static void mainloop_split(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                            int lane) {
         constexpr int HALF = ACC / 2;
-        float p0[REP][HALF], p1[REP][HALF];
+        float p0[REP][HALF];
         zero(acc);
         for (int i = 0; i < T.iters; ++i) {
             sm90::mbar_wait(&full[stage], phase);
+            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
+            if constexpr (SPLIT_PAIR) {
+                float p1[REP][HALF];
 #pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p0[r]);
-                sm90::fence_regs(p1[r]);
-            }
-            sm90::wgmma_fence();
-            mma_ss_half<0>(p0, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
-            sm90::wgmma_commit();
-            mma_ss_half<1>(p1, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
-            sm90::wgmma_commit();
+                for (int r = 0; r < REP; ++r) {
+                    sm90::fence_regs(p0[r]);
+                    sm90::fence_regs(p1[r]);
+                }
+                sm90::wgmma_fence();
+                mma_ss_half<0>(p0, sa, sb);
+                sm90::wgmma_commit();
+                mma_ss_half<1>(p1, sa, sb);
+                sm90::wgmma_commit();
 #pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p0[r]);
-                sm90::fence_regs(p1[r]);
+                for (int r = 0; r < REP; ++r) {
+                    sm90::fence_regs(p0[r]);
+                    sm90::fence_regs(p1[r]);
+                }
+                sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
+                add_part(acc, p0);
+                sm90::wgmma_wait<0>();
+                if (lane == 0) release(&empty[stage]);
+                add_part<HALF, HALF>(acc, p1);
+            } else {
+                half_batch<0>(p0, sa, sb);
+                add_part(acc, p0);
+                half_batch<1>(p0, sa, sb);
+                if (lane == 0) release(&empty[stage]);
+                add_part<HALF, HALF>(acc, p0);
             }
-            sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
-            add_part(acc, p0);
-            sm90::wgmma_wait<0>();
-            if (lane == 0) release(&empty[stage]);
-            add_part<HALF, HALF>(acc, p1);
             advance(stage, phase);
         }
+    }
+
+    // One column half of a K-tile into `part` as a batch of its own, waited for (mainloop_split, one sum).
+    template <int H>
+    KILN_DEVICE static void half_batch(float (&part)[REP][ACC / 2], uint32_t sa, uint32_t sb) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+        sm90::wgmma_fence();
+        mma_ss_half<H>(part, sa, sb);
+        sm90::wgmma_commit();
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+        sm90::wgmma_wait<0>();
     }
 
     // SWAP: K-tile i's wgmma run while the weights of K-tile i + 1 are read from their stage and widened into the

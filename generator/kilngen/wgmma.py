@@ -18,7 +18,8 @@ WAVE = 128  # threads of a consumer warpgroup: the unit wg counts
 MAX_ACC = 128
 MAX_SWAP = 160  # swap: accumulators + two K-tiles of widened weights (mainloop_swap; 16x256 and 32x256 compile clean),
                 # or + two 16-K groups where those do not fit (fine)
-MAX_ACC_SPLIT = 96  # pr 1: acc + two column-half sums, 2 x 96 (kiln_gemm_wgmma.h, mainloop_split)
+MAX_ACC_SPLIT = 128  # pr 1: acc + column-half sums: two at once up to 96 (2 x 96), one in turn above (1.5 x 128;
+                     # kiln_gemm_wgmma.h, mainloop_split)
 
 
 def consumers(sol) -> int:
@@ -71,8 +72,9 @@ def pipelined(sol) -> bool:
 
 
 def split(sol) -> bool:
-    """pr 1 with more than 64 accumulators a thread: the two sums in flight are the two column halves of one K-tile
-    (mainloop_split), so that acc and both sums take 2 x acc registers instead of 3 x acc."""
+    """pr 1 with more than 64 accumulators a thread: the sums are the two column halves of one K-tile
+    (mainloop_split), both in flight up to 96 accumulators (2 x acc registers instead of 3 x acc), one after the
+    other above (1.5 x acc)."""
     return pipelined(sol) and _acc(sol) > 64
 
 
@@ -254,11 +256,11 @@ def _tile(sol):
         return f"each consumer's {wgmma_n} {side[1]} must be a multiple of 8 up to 256 (wgmma N)"
     if cols % 32:
         return f"each consumer's {cols} columns must be a multiple of 32 (the epilogue's chunks)"
-    if pipelined(sol):  # acc and two sums: 3 x acc up to 64, split 2 x acc above (see MAX_ACC)
+    if pipelined(sol):  # acc and two sums: 3 x acc up to 64, split above (see MAX_ACC_SPLIT)
         acc = _acc(sol)
         if acc > MAX_ACC_SPLIT:  # (columns are a multiple of 32, so a half is a whole wgmma N)
-            return (f"each consumer thread would hold {acc} f32 accumulators and two sums (pr 1); at most "
-                    f"{MAX_ACC_SPLIT} fit its registers (64x192 per consumer)")
+            return (f"each consumer thread would hold {acc} f32 accumulators and a K-tile's sums (pr 1); at most "
+                    f"{MAX_ACC_SPLIT} fit its registers (64x256 or 128x128 per consumer)")
         return None
     if block_scales(sol):  # acc and two K-tile sums (kiln_gemm_wgmma.h, block_tiles): 3 x 64 at most
         acc = _acc(sol)
