@@ -1148,7 +1148,7 @@ template <class C> struct WgmmaGemm {
     // added while half 1 runs: acc and both sums take 2 x ACC registers. Above that (64x256 or 128x128 consumers,
     // where 2 x 128 would not fit) one sum takes the halves in turn, each its own batch (wgmma, wait, add): 1.5 x ACC,
     // the adds hidden behind the other consumer's wgmma only. (Quarters two at a time were measured too: they read
-    // each A tile four times from shared memory and ran 4-20 % slower; bench/NOTES.md.)
+    // each A tile four times from shared memory and ran 2-31 % slower; bench/NOTES.md.)
     static constexpr bool SPLIT_PAIR = REP * ACC <= 96;
     KILN_DEVICE static void mainloop_split(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,

@@ -324,6 +324,26 @@ def test_wgmma_shape_rules_run_before_derivation():
     assert check(dataclasses.replace(valid, sus=1 << 40))[0] == "sus"
 
 
+def test_wgmma_promoted_split_rule():
+    """pr 1 above 64 accumulators a thread is split promotion (column-half sums, the half-width wgmma); 64x256
+    consumers (128 accumulators, the halves one after the other) pass the register rule, more do not."""
+    from kilngen import wgmma
+    from kilngen.families import check
+    fp8 = Problem(Kind.FP8_SCALED, DType.E4M3, DType.E4M3, DType.BF16, Layout.TN)
+    base = dataclasses.replace(golden(), family=Family.WGMMA, problem=fp8, mt=(128, 256, 128), wg=(2, 1),
+                               mi=(64, 256, 32), plr=0, lxs=1, pgr=2, su=0, sus=0, pk=1, pr=1)
+    assert check(base) is None and wgmma.split(base)
+    assert wgmma.half_asm(base)[0] == 128  # half of the consumer's 256 columns
+    mid = dataclasses.replace(base, mt=(128, 192, 128), mi=(64, 192, 32))  # 96: both halves at once
+    assert check(mid) is None and wgmma.split(mid) and wgmma.half_asm(mid)[0] == 96
+    small = dataclasses.replace(base, mt=(128, 128, 128), mi=(64, 128, 32))  # 64: two K-tile sums, no split
+    assert check(small) is None and not wgmma.split(small) and wgmma.half_asm(small) == ()
+    big = dataclasses.replace(base, mt=(256, 192, 128), mi=(64, 192, 32))  # 128x192 consumers: 192 accumulators
+    key, why = check(big)
+    assert key == "mt" and "192 f32 accumulators" in why and "at most 128" in why
+    assert not wgmma.split(dataclasses.replace(base, pr=0))  # fast accumulation: one sum over all of K
+
+
 def test_wgmma_prepacked_tma_store_rule():
     """Prepacked-weight tiles store D through the copy engine (wgmma.swap_tma) where each consumer's tokens and weights
     are whole 64 x 64 boxes of a 16-bit D and its sub-tile fits beside the ring; the shared memory counts the sub-tile,
