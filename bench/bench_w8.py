@@ -27,6 +27,7 @@ the decode shapes and 8192^3: what the group scales cost).
 
     python3 bench/bench_w8.py                     # -> bench/results/w8_<device>_<commit>.{json,md,png}
     python3 bench/bench_w8.py --cases decode --out /tmp/w8
+    python3 bench/bench_w8.py --cases decode,m64_128 --nk 6144x4096,4096x4096 --out /tmp/w8_heldout  # other shapes
     python3 bench/bench_w8.py --self-check        # summary, table and plot code on fake rows; no torch, no GPU
 """
 from __future__ import annotations
@@ -68,17 +69,18 @@ class Spec:
         return f"{self.case} {self.m}x{self.n}x{self.k} {self.fmt}"
 
 
-def specs_for(cases) -> list:
+def specs_for(cases, nk=NK) -> list:
+    """The rows of these cases; nk replaces NK (--nk: shapes the repo's numbers were not tuned or reported on)."""
     out = []
     if "decode" in cases:
-        out += [Spec("decode", m, n, k) for m in (1, 16) for n, k in NK]
+        out += [Spec("decode", m, n, k) for m in (1, 16) for n, k in nk]
     if "m64_128" in cases:
-        out += [Spec("m64_128", m, n, k) for m in (64, 128) for n, k in NK]
+        out += [Spec("m64_128", m, n, k) for m in (64, 128) for n, k in nk]
     if "prefill" in cases:
         out += [Spec("prefill", 8192, 8192, 8192, fmt) for fmt in ("e4m3", "e5m2")]
-        out += [Spec("prefill", 4096, n, k) for n, k in NK]
+        out += [Spec("prefill", 4096, n, k) for n, k in nk]
     if "group" in cases:
-        out += [Spec("group_decode", m, n, k) for m in (1, 16) for n, k in NK]
+        out += [Spec("group_decode", m, n, k) for m in (1, 16) for n, k in nk]
         out += [Spec("group_prefill", 8192, 8192, 8192), Spec("group_prefill", 4096, 4096, 14336)]
     return out
 
@@ -330,7 +332,10 @@ def table_rows(rows) -> list:
 def markdown(meta, rows, summary, host) -> str:
     lines = [f"# kiln weight-only fp8 benchmark: {meta['device']}", "",
              f"commit `{meta['commit']}`, torch {meta['torch']}, CUDA {meta['cuda']}, median of up to "
-             f"{meta['iters']} runs after {meta['warmup']} warm-up, {meta['time_utc']}", "", "## Summary", ""]
+             f"{meta['iters']} runs after {meta['warmup']} warm-up, {meta['time_utc']}", ""]
+    if meta.get("nk") and [tuple(t) for t in meta["nk"]] != list(NK):
+        lines += ["(N, K) of the rows (--nk): " + ", ".join(f"{n}x{k}" for n, k in meta["nk"]), ""]
+    lines += ["## Summary", ""]
     lines += [f"- {line}" for line in summary_lines(summary)]
     lines += ["", "ratio = baseline ms / kiln ms (> 1: kiln is faster).", "",
               "| " + " | ".join(t for t, _k, _f in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
@@ -393,6 +398,8 @@ def self_check() -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
+    ap.add_argument("--nk", default=None, help="NxK,NxK,...: the (N, K) of the decode, m64_128, prefill M = 4096 and "
+                    "group_decode rows instead of NK (held-out shapes)")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=0.5, help="seconds of timed calls per side and row")
@@ -407,15 +414,24 @@ def main(argv=None) -> int:
     bad = [c for c in cases if c not in CASES]
     if bad:
         ap.error(f"unknown case(s) {bad}; choose from {CASES}")
+    nk = NK
+    if args.nk:
+        try:
+            nk = tuple(tuple(int(v) for v in item.lower().split("x")) for item in args.nk.split(",") if item)
+        except ValueError:
+            nk = ()
+        if not nk or any(len(t) != 2 or min(t) < 1 for t in nk):
+            ap.error(f"--nk {args.nk!r}: expected NxK[,NxK...] with positive N and K")
     if torch is None or not torch.cuda.is_available():
         print("bench_w8: needs torch and a CUDA device", file=sys.stderr)
         return 2
     kiln.load_library()
     meta = {"device": torch.cuda.get_device_name(), "commit": git_commit(), "torch": torch.__version__,
             "cuda": torch.version.cuda, "iters": args.iters, "warmup": args.warmup, "budget_s": args.budget_s,
-            "kiln_library": kiln.library_path(), "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "kiln_library": kiln.library_path(), "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "nk": [list(t) for t in nk]}
     rows = []
-    for spec in specs_for(cases):
+    for spec in specs_for(cases, nk):
         rows.append(gemm_row(spec, args))
         r = rows[-1]
         print(f"{spec.label}: " + (r["error"] if "error" in r else f"ratio {r['ratio']:.3f} ({r['kiln_ms']:.4f} ms "
