@@ -27,7 +27,7 @@ the decode shapes and 8192^3: what the group scales cost).
 
     python3 bench/bench_w8.py                     # -> bench/results/w8_<device>_<commit>.{json,md,png}
     python3 bench/bench_w8.py --cases decode --out /tmp/w8
-    python3 bench/bench_w8.py --cases decode,m64_128 --nk 6144x4096,4096x4096 --out /tmp/w8_heldout  # other shapes
+    python3 bench/bench_w8.py --cases decode,m64_128 --nk 6144x4096,4096x4096 --out /tmp/w8_layers  # other shapes
     python3 bench/bench_w8.py --self-check        # summary, table and plot code on fake rows; no torch, no GPU
 """
 from __future__ import annotations
@@ -399,7 +399,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
     ap.add_argument("--nk", default=None, help="NxK,NxK,...: the (N, K) of the decode, m64_128, prefill M = 4096 and "
-                    "group_decode rows instead of NK (held-out shapes)")
+                    "group_decode rows instead of NK (other layer shapes)")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=0.5, help="seconds of timed calls per side and row")
