@@ -105,6 +105,7 @@ class FamilySpec:
     asm: Callable = _no_asm         # sol -> an instruction spelled out in the kernel (render's KernelView.wgmma)
     split: Callable = _never        # sol -> pr 1 keeps its two sums as column halves (KernelView.split)
     overlap: Callable = _never      # sol -> may launch overlapped with the stream's previous grid (kiln_solution.overlap)
+    tma_store: Callable = _never    # sol -> can store D through a tensor map (kiln_solution.tma_store)
     half_asm: Callable = _no_asm    # sol -> the half-width instruction of split promotion, () where none
     sync: Callable = _never         # sol -> prepacked-weight tile whose warps issue mma.sync (KernelView.sync)
     kinds: tuple = (Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM)  # the problem kinds its kernels implement
@@ -141,7 +142,8 @@ FAMILIES = {
         rules=wgmma.RULES, threads=wgmma.threads, consumers=wgmma.consumers, lds_bytes=wgmma.lds_bytes,
         mma_op=lambda sol, ta, tb: "", layouts=(Layout.TN,),
         layout_reason="reads K-major A and B with TMA: TN only (NN problems are the mma family's)", swap=wgmma.swap,
-        fast_accum=wgmma.fast_accum, asm=wgmma.asm, split=wgmma.split, overlap=wgmma.overlap, half_asm=wgmma.half_asm, sync=wgmma.sync, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED,
+        fast_accum=wgmma.fast_accum, asm=wgmma.asm, split=wgmma.split, overlap=wgmma.overlap,
+        tma_store=wgmma.tma_store, half_asm=wgmma.half_asm, sync=wgmma.sync, kinds=(Kind.FP8_SCALED, Kind.MIXED_W8, Kind.GEMM, Kind.FP8_BLOCK, Kind.FP8_GROUPED,
                               Kind.FP8_BLOCK_GROUPED), **_NVIDIA_RING),
 }
 assert FAMILIES.keys() == set(Family)

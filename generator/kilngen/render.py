@@ -11,8 +11,7 @@ import jinja2
 
 from . import attention as attn
 from . import wgmma
-from .model import (ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Family, Kind, Solution, c_enum,
-                    fnv1a64)
+from .model import ARCH_INFO, DTYPE_INFO, FAMILIES, LAYOUT_INFO, PARAMS, Arch, DType, Kind, Solution, c_enum, fnv1a64
 
 KILN_REDUCE_THREADS = 256  # kiln_abi.h
 
@@ -98,7 +97,7 @@ def solution_row(sol: Solution) -> dict:
         "multicast": sol.mc,
         "fast_accum": int(sol.spec.fast_accum(sol)),
         "overlap": int(sol.spec.overlap(sol)),
-        "tma_store": int(sol.family is Family.WGMMA and wgmma.tma_store(sol)),
+        "tma_store": int(sol.spec.tma_store(sol)),
     }
 
 
