@@ -115,8 +115,6 @@ def test_mixed_group_scale_shapes():
         kiln.mixed_mm(a, packed, scale_b=kt.positive((260, 3)).double())
 
 
-# Decode shapes for split-K in a cluster: odd N (a partial weight tile), K not a multiple of 128 (a short last
-# K-tile in the last split), splits of unequal length, one or two tiles, a 3-D A, a large K.
 def _decode_operands(shape, a_t):
     """(batch, m, n, k, A, W, prepacked W, column scale, bias) of a shape (kt.split_shape) with a_t activations and
     e4m3 weights, fresh random values."""
@@ -127,6 +125,8 @@ def _decode_operands(shape, a_t):
     return batch, m, n, k, a, w, kiln.prepack_b(w), sb, bias
 
 
+# Decode shapes for split-K in a cluster: odd N (a partial weight tile), K not a multiple of 128 (a short last
+# K-tile in the last split), splits of unequal length, one or two tiles, a 3-D A, a large K.
 CLUSTER_SPLIT_SHAPES = [(1, 1000, 8200), (3, 4104, 4104), (17, 130, 1000), (2, 5, 520, 2000), (32, 64, 300),
                         (9, 2056, 28672)]
 
