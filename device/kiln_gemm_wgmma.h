@@ -44,19 +44,12 @@
 #define KILN_GEMM_WGMMA_H
 
 #include "kiln_epilogue.h"
+#include "kiln_gemm_direct.h"
 #include "kiln_mma_ptx.h"
 #include "kiln_schedule.h"
 #include "kiln_sm90.h"
 
 namespace kiln {
-
-// The mma.sync operand tag of a 16-bit type (SYNC kernels).
-template <class T16> struct MmaTagOf {
-    using type = MmaF16;
-};
-template <> struct MmaTagOf<kiln_bf16> {
-    using type = MmaBF16;
-};
 
 template <class C> struct WgmmaGemm {
     using TA = typename C::TA;
@@ -1670,9 +1663,19 @@ template <class C> struct WgmmaGemm {
     }
 };
 
+// The kernel a config builds: WSGR 1 names the direct-load decode kernels (kiln_gemm_direct.h), the rest are the
+// TMA-fed, warp-specialized ones above.
+template <bool DIRECT, class C> struct KernelOf {
+    using type = WgmmaGemm<C>;
+};
+template <class C> struct KernelOf<true, C> {
+    using type = DirectGemm<C>;
+};
+template <class C> using WgmmaKernel = typename KernelOf<C::WSGR != 0, C>::type;
+
 template <class C> KILN_DEVICE void gemm_wgmma(const kiln_tma_params &P) {
     extern __shared__ __align__(1024) uint8_t kiln_lds[];
-    WgmmaGemm<C>::run(P, kiln_lds);
+    WgmmaKernel<C>::run(P, kiln_lds);
 }
 
 }  // namespace kiln

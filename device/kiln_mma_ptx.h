@@ -93,6 +93,14 @@ KILN_MMA_F8(kiln_e5m2, kiln_e5m2, "e5m2", "e5m2")
 //  -> bf16:      the same through f32, re-biased by 2^(127-7) (e4m3) or 2^(127-15) (e5m2).
 template <class F8, class T16> struct Upcast;
 
+// The mma.sync operand tag of a 16-bit type (the kernels that widen fp8 weights for mma.sync m16n8k16).
+template <class T16> struct MmaTagOf {
+    using type = MmaF16;
+};
+template <> struct MmaTagOf<kiln_bf16> {
+    using type = MmaBF16;
+};
+
 // The two bytes of pair `hi` (bits 16*hi..) each into the high byte of its own half: b0 << 8 | b1 << 24 (one prmt).
 KILN_DEVICE uint32_t fp8_pair_high_bytes(uint32_t w, int hi) {
     uint32_t y;

@@ -53,8 +53,8 @@ struct Config {
         }
     };
 };
-static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 205936, "shared memory as the generator computed it");
-static_assert(kiln::WgmmaGemm<Config>::THREADS == 384, "threads as the generator computed them");
+static_assert(kiln::WgmmaKernel<Config>::LDS_BYTES == 205936, "shared memory as the generator computed it");
+static_assert(kiln::WgmmaKernel<Config>::THREADS == 384, "threads as the generator computed them");
 }  // namespace
 
 KILN_KERNEL void __launch_bounds__(384, 1) Cijk_Alik_Bljk_F8B8B_MT64x128x128_WG1x1_MI64x128x32_PGR6_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK2_PR0_MC0_WGMMA_SM90(const __grid_constant__ kiln_tma_params p) {

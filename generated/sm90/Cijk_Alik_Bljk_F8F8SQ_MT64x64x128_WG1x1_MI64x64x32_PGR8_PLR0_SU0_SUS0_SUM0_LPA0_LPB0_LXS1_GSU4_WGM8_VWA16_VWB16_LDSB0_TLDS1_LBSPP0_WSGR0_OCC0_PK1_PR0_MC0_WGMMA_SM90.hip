@@ -53,8 +53,8 @@ struct Config {
         }
     };
 };
-static_assert(kiln::WgmmaGemm<Config>::LDS_BYTES == 162576, "shared memory as the generator computed it");
-static_assert(kiln::WgmmaGemm<Config>::THREADS == 256, "threads as the generator computed them");
+static_assert(kiln::WgmmaKernel<Config>::LDS_BYTES == 162576, "shared memory as the generator computed it");
+static_assert(kiln::WgmmaKernel<Config>::THREADS == 256, "threads as the generator computed them");
 }  // namespace
 
 KILN_KERNEL void __launch_bounds__(256, 1) Cijk_Alik_Bljk_F8F8SQ_MT64x64x128_WG1x1_MI64x64x32_PGR8_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU4_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR0_MC0_WGMMA_SM90(const __grid_constant__ kiln_tma_params p) {

@@ -107,9 +107,10 @@ PARAMS = (
           fixed=((_MMA, 0, "pads every LDS row (lpa, lpb)"), (_WGMMA, 0, "uses no padding"))),
     Param("wsgr", "WSGR", 1, _FLAG, 0,
           "WaveSeparateGlobalRead: each wave reads its own contiguous rows of a tile (1) instead of the workgroup "
-          "sweeping it (0)",
-          fixed=((_MMA, 0, "reads each tile with the whole workgroup"),
-                 (_WGMMA, 0, "loads each tile with one producer thread (TMA)"))),
+          "sweeping it (0). wgmma: 1 makes a prepacked-weight decode tile (mi 16x8x16) a direct-load kernel, whose "
+          "warps each load their own K-tiles of the weights and activations from global memory into registers "
+          "(no TMA ring, no producer warpgroup); 0 loads each tile with one producer thread (TMA)",
+          fixed=((_MMA, 0, "reads each tile with the whole workgroup"),)),
     Param("occ", "OCC", 1, range(0, 17), 0,
           "occupancy target, waves per SIMD: amdgpu_waves_per_eu, and the build fails if the code object reaches "
           "less (0 = none)",

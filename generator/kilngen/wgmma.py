@@ -29,7 +29,7 @@ def consumers(sol) -> int:
 
 
 def threads(sol) -> int:
-    return WAVE * (consumers(sol) + 1)  # + one producer warpgroup
+    return WAVE * (consumers(sol) + (0 if direct(sol) else 1))  # + one producer warpgroup (not direct-load)
 
 
 SCALE_GROUP = 128  # K per block-scale group (kiln.h KILN_SCALE_GROUP)
@@ -115,6 +115,57 @@ def sync(sol) -> bool:
     return swap(sol) and tuple(sol.mi) == SYNC_MI
 
 
+def direct(sol) -> bool:
+    """wsgr 1 on a prepacked-weight mma.sync tile: a direct-load decode kernel (kiln_gemm_direct.h). Every warp of
+    its wg[1] warpgroups loads its own K-tiles of the weights (16-byte loads, pgr K-tiles in flight) and activations
+    straight into registers and issues mma.sync; the warps split K and add their sums in shared memory. No TMA
+    ring, no producer warpgroup, no barrier in the K loop: at decode sizes the ring kernels are bound by each CTA's
+    latency, not by the bytes (bench/NOTES.md)."""
+    return sync(sol) and sol.wsgr == 1
+
+
+DIRECT_TOKENS = (8, 16, 32)
+DIRECT_ROWS = (16, 32, 64)
+DIRECT_MAX_LOADS = 128  # registers a thread may hold for its in-flight loads (two batches of pgr K-tiles)
+DIRECT_OTHER_REGS = 48  # addresses, flags, scales and the epilogue's beside the loads and sums (ptxas, sm_90a)
+
+
+def _direct_regs(sol) -> int:
+    """Registers of the loads in flight: two batches (one computed, the next loading) of pgr K-tiles, each per 64-K
+    step 16 bytes of two weight rows per 16-row block and 32 bytes of activations per 8-token block."""
+    return 2 * sol.pgr * (sol.mt[2] // 64) * (sol.mt[1] // 16 * 2 + sol.mt[0] // 8 * 2) * 4
+
+
+def _direct_sums(sol) -> int:
+    """f32 sums a thread holds: 4 per (16-row, 8-token) block, twice with per-group scales (each K-tile's own)."""
+    return 2 * (sol.mt[1] // 16) * (sol.mt[0] // 8) * 4
+
+
+def _direct_budget(sol) -> int:
+    """Registers a thread of the CTA may have (65536 a CTA, 255 at most), less the others it needs."""
+    return min(255, 65536 // threads(sol)) - DIRECT_OTHER_REGS
+
+
+def _direct(sol):
+    if sol.wsgr != 1:
+        return None
+    if not sync(sol):
+        return (f"1 (direct loads) is for prepacked-weight decode tiles with mi {_fmt(SYNC_MI)} (mma.sync); this "
+                f"tile is not one")
+    if sol.wg[0] != 1 or sol.wg[1] not in (1, 2, 4):
+        return f"1 (direct loads) takes wg [1, 1], [1, 2] or [1, 4] (warpgroups whose warps split K); got {_fmt(sol.wg)}"
+    if sol.mt[0] not in DIRECT_TOKENS or sol.mt[1] not in DIRECT_ROWS or sol.mt[2] not in (128, 256):
+        return (f"1 (direct loads) takes MT0 in {_fmt(DIRECT_TOKENS)} tokens, MT1 in {_fmt(DIRECT_ROWS)} weight rows "
+                f"and DepthU 128 or 256; got {_fmt(sol.mt)}")
+    if sol.pk or sol.mc or sol.su:
+        return "1 (direct loads) launches one CTA per tile with no cluster and no stagger: pk, mc and su must be 0"
+    loads, sums = _direct_regs(sol), _direct_sums(sol)
+    if not 1 <= sol.pgr <= 4 or loads > DIRECT_MAX_LOADS or loads + sums > _direct_budget(sol):
+        return (f"1 (direct loads) holds pgr K-tiles of loads in registers: pgr must be 1..4, the batch at most "
+                f"{DIRECT_MAX_LOADS} registers, and with the sums at most {_direct_budget(sol)} for "
+                f"{threads(sol)} threads (this one: pgr {sol.pgr}, {loads} + {sums})")
+
+
 def shape(sol) -> tuple:
     """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along the operand in
     shared memory (B's columns; with swap, A's rows), K is 32 bytes of the shared-memory operand. Needs positive mt
@@ -198,6 +249,8 @@ def lds_bytes(sol) -> int:
     """kiln_gemm_wgmma.h: the stage ring; per consumer its whole sub-tile of D (tma_d, swap_tma) or one 32-column f32
     chunk of its rows (the staged epilogue); the block scales of each stage; the accumulators of split-K in a cluster;
     two mbarriers per stage; 1024 bytes to align the base for the 128-byte swizzle."""
+    if direct(sol):  # kiln_gemm_direct.h: every warp's f32 sums of the tile, nothing else
+        return consumers(sol) * 4 * sol.mt[0] * sol.mt[1] * 4
     per_consumer = _sub_tile(sol) if tma_store(sol) else (sol.mt[0] // sol.wg[0]) * 128
     return _ring(sol) + consumers(sol) * per_consumer + _scales(sol) + _reduce(sol) + 16 * sol.stages + 1024
 
@@ -238,11 +291,15 @@ def asm(sol, n: Optional[int] = None) -> tuple:
 # --- rules -----------------------------------------------------------------------------------------------------------
 
 def _wg(sol):
+    if direct(sol):
+        return None  # (_direct)
     if sol.wg[0] * sol.wg[1] not in (1, 2):
         return f"{_fmt(sol.wg)} makes {sol.wg[0] * sol.wg[1]} consumer warpgroups; wgmma takes 1 or 2 (+1 producer)"
 
 
 def _tile(sol):
+    if direct(sol):
+        return None  # (_direct: its warps hold whole 16-row blocks, not wgmma's 64)
     rows, cols = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
     if sol.mt[0] % sol.wg[0] or sol.mt[1] % sol.wg[1]:
         return f"{_fmt(sol.mt)} does not split evenly over wg {_fmt(sol.wg)}"
@@ -353,5 +410,5 @@ def _multicast(sol):
                 f"groups")
 
 
-RULES = (("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
+RULES = (("wsgr", _direct), ("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
          ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu), ("mt", grouped_depth), ("mc", _multicast))

@@ -165,6 +165,46 @@ def test_mixed_cluster_split(a_t):
     assert ran >= len(names), "most split-K-in-a-cluster kernels ran on no shape"
 
 
+# Decode shapes for the direct-load kernels: K not a multiple of 16 (a partial last group of activations) or of 128
+# (a short last K-tile), N not a multiple of the tile's 16-64 rows, more tokens than one tile, a 3-D A, K below one
+# K-tile, a large K.
+DIRECT_SHAPES = [(1, 1000, 8200), (3, 4104, 4104), (17, 130, 1000), (2, 5, 520, 2000), (32, 64, 300), (1, 33, 17),
+                 (9, 2056, 28672), (40, 72, 136)]
+
+
+def _e5m2_twin(name: str) -> str:
+    """The same kernel for e5m2 weights: the B type code F8 (e4m3) becomes B8 in the name's type segment."""
+    types, rest = name.split("_MT", 1)
+    return types[:-4] + types[-4:].replace("F8", "B8") + "_MT" + rest
+
+
+@pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
+def test_mixed_direct(a_t):
+    """Every direct-load kernel of the table (WSGR1: each warp loads its own K-tiles of the prepacked weights and the
+    activations into registers; kiln_gemm_direct.h), forced by name on odd decode shapes with a column scale, a bias
+    and an activation, in a poisoned output, with e4m3 and (on two shapes) e5m2 weights."""
+    combo = (a_t, DType.E4M3, a_t, Layout.TN, True)
+    kt.require_combo(combo)
+    names = sorted(n for n in kt.claimed_names_of(kt.arch(), combo) if "_WSGR1_" in n)
+    if not names:
+        pytest.skip(f"no direct-load {kt.combo_id(combo)} kernel in this table")
+    for i, shape in enumerate(DIRECT_SHAPES):
+        batch, m, n, k, a, w, packed, sb, bias = _decode_operands(shape, a_t)
+        if i in (1, 4):  # e5m2 weights: the widening is a byte move, not the cvt
+            w = kt.b_operand(k, n, kt.tdt(DType.E5M2), Layout.TN)
+            packed = kiln.prepack_b(w)
+        ref = kt.reference(a, w, sb=sb, bias=bias, act="gelu")
+        for name in names:
+            out = (torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda") if batch
+                   else kt.poisoned(m, n, kt.tdt(a_t)))
+            res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=bias, activation="gelu", out=out,
+                                    algo=kiln.algo_by_name(_e5m2_twin(name) if i in (1, 4) else name))
+            what = f"{name} {kt.shape_id(shape)}{' e5m2' if i in (1, 4) else ''}"
+            kt.check(res, ref, kt.TOL_FP8, what)
+            if not batch:
+                kt.untouched_outside(res, what)
+
+
 TMA_STORE_SHAPES = [(200, 1032, 1000), (2, 130, 520, 700), (64, 64, 128), (129, 4104, 520)]
 
 
