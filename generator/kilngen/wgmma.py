@@ -161,8 +161,8 @@ def _direct(sol):
         return "1 (direct loads) launches one CTA per tile with no cluster and no stagger: pk, mc and su must be 0"
     loads, sums = _direct_regs(sol), _direct_sums(sol)
     if not 1 <= sol.pgr <= 4 or loads > DIRECT_MAX_LOADS or loads + sums > _direct_budget(sol):
-        return (f"1 (direct loads) holds pgr K-tiles of loads in registers: pgr must be 1..4, the batch at most "
-                f"{DIRECT_MAX_LOADS} registers, and with the sums at most {_direct_budget(sol)} for "
+        return (f"1 (direct loads) holds two batches of pgr K-tiles of loads in registers: pgr must be 1..4, the "
+                f"loads at most {DIRECT_MAX_LOADS} registers, and with the sums at most {_direct_budget(sol)} for "
                 f"{threads(sol)} threads (this one: pgr {sol.pgr}, {loads} + {sums})")
 
 

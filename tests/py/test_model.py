@@ -344,6 +344,38 @@ def test_wgmma_promoted_split_rule():
     assert not wgmma.split(dataclasses.replace(base, pr=0))  # fast accumulation: one sum over all of K
 
 
+def test_wgmma_direct_rule():
+    """wsgr 1 makes a prepacked-weight mma.sync tile a direct-load kernel: no producer warpgroup (128 threads a wg
+    unit), shared memory for every warp's sums only, no TMA store, and the rule keeps its in-flight loads and sums
+    within the registers its threads may have; any other tile with wsgr 1 is refused, and so are the mma family's."""
+    from kilngen import wgmma
+    from kilngen.families import check
+    from kilngen.render import solution_row
+    mixed = Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN)
+    base = dataclasses.replace(golden(), family=Family.WGMMA, problem=mixed, mt=(8, 32, 128), wg=(1, 2),
+                               mi=(16, 8, 16), plr=0, lxs=1, pgr=1, su=0, sus=0, gsu=1, pk=0, mc=0, wsgr=1)
+    assert check(base) is None and wgmma.direct(base) and wgmma.sync(base)
+    assert wgmma.threads(base) == 256  # two warpgroups of loading warps, no producer
+    assert wgmma.lds_bytes(base) == 8 * 8 * 32 * 4  # each of 8 warps' f32 sums of the 8 x 32 tile
+    assert solution_row(base)["tma_store"] == 0 and not wgmma.tma_store(base)
+    assert wgmma.threads(dataclasses.replace(base, wsgr=0)) == 384  # the ring kernel: + the producer
+    four = dataclasses.replace(base, mt=(8, 16, 128), wg=(1, 4))
+    assert check(four) is None and wgmma.threads(four) == 512
+    # loads of two batches (2 x 2 x 2 x (2 + 2) x 4 = 128) + sums at most 128 - 48 registers for 512 threads
+    key, why = check(dataclasses.replace(four, mt=(16, 16, 128), pgr=2))
+    assert key == "wsgr" and "pgr must be 1..4" in why and "at most 80 for 512 threads" in why
+    key, why = check(dataclasses.replace(base, mi=(64, 8, 16)))  # a wgmma decode tile
+    assert key == "wsgr" and "mma.sync" in why
+    key, why = check(dataclasses.replace(base, mt=(8, 48, 128)))
+    assert key == "wsgr" and "MT1 in [16, 32, 64]" in why
+    key, why = check(dataclasses.replace(base, pk=1))
+    assert key == "wsgr" and "pk, mc and su must be 0" in why
+    mma = dataclasses.replace(golden(), pgr=2)
+    assert mma.family is Family.MMA and check(mma) is None
+    key, why = check(dataclasses.replace(mma, wsgr=1))  # the mma family reads each tile with the workgroup
+    assert key == "wsgr" and "mma family" in why
+
+
 def test_wgmma_prepacked_tma_store_rule():
     """Prepacked-weight tiles store D through the copy engine (wgmma.swap_tma) where each consumer's tokens and weights
     are whole 64 x 64 boxes of a 16-bit D and its sub-tile fits beside the ring; the shared memory counts the sub-tile,
