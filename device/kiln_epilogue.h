@@ -35,6 +35,13 @@ KILN_DEVICE float activate(float v, int act) {
     return v;
 }
 
+// Per-group weight scales of the f16/bf16 x prepacked-fp8 kernels (scale_b_mode SCALE_BLOCK; kiln.h, "Block
+// scales"): one f32 per weight row or 128-row block and 128 of K, applied in the mainloop, so a K-tile must be one
+// group (the runtime offers them only DU 128 kernels, kiln_solution_fits).
+template <int DU> KILN_DEVICE bool weight_group_scales(const kiln_gemm_params &p) {
+    return DU == 128 && p.scale_b_mode == SCALE_BLOCK;
+}
+
 // Per-row / per-column factors, read once per thread.
 struct EpilogueScales {
     float tensor; // alpha * tensor scales

@@ -269,7 +269,7 @@ template <class C> struct DirectGemm {
         Operands o;
         operands(p, T, lane, o);
         float acc[RB][TG][4];
-        if (C::DU == 128 && p.scale_b_mode == SCALE_BLOCK)  // per-group weight scales (kiln.h, "Block scales")
+        if (weight_group_scales<C::DU>(p))
             mainloop<true>(p, T, o, acc, warp, lane);
         else
             mainloop<false>(p, T, o, acc, warp, lane);

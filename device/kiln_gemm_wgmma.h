@@ -404,10 +404,6 @@ template <class C> struct WgmmaGemm {
     // (epilogue_scales): each thread's rows are g and g + 8 of its warp's 16 in each 64-row block (f[h][0], f[h][2]
     // and f[h][1], f[h][3] of load_weight_pair), and it reads their scales two K-tiles before it widens them.
     using PS = PairScale<typename C::T16>;
-    // (A K-tile must be one group: the runtime offers only DU 128 kernels for them, kiln_solution_fits.)
-    KILN_DEVICE static bool group_scales(const kiln_gemm_params &p) {
-        return C::DU == 128 && p.scale_b_mode == SCALE_BLOCK;
-    }
 
     template <bool GS> struct WeightScales {
         int blk[REP][2];                 // each row's index along scale_b's N (row / sb_block_n)
@@ -1649,7 +1645,7 @@ template <class C> struct WgmmaGemm {
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
             if constexpr (C::SWAP) {  // the mixed kernels: per-group weight scales or not, once per launch
-                if (group_scales(P.p))
+                if (weight_group_scales<C::DU>(P.p))
                     consume<true>(P, smem, full, empty, wg - 1);
                 else
                     consume<false>(P, smem, full, empty, wg - 1);
