@@ -32,13 +32,16 @@ def run_mixed(shape, combo, scale_mode="vector", bias_type="a", act=None, algo=N
             f"act={act}")
     sb_ref = torch.tensor(sb, device="cuda") if isinstance(sb, float) else sb
     ref = kt.reference(a, w, sb=sb_ref, bias=bias, act=act)
+    return kt.run_checked(kiln.mixed_mm, (a, packed), dict(scale_b=sb, bias=bias, activation=act),
+                          lambda: _poisoned_out(batch, m, n, d_t), ref, kt.TOL_FP8, what, algo)
 
-    def make_out():
-        if batch:  # the op flattens A's leading dims and so needs an out whose leading dims flatten too
-            return torch.full((batch, m, n), float("nan"), dtype=kt.tdt(d_t), device="cuda")
-        return kt.poisoned(m, n, kt.tdt(d_t))
-    return kt.run_checked(kiln.mixed_mm, (a, packed), dict(scale_b=sb, bias=bias, activation=act), make_out, ref,
-                          kt.TOL_FP8, what, algo)
+
+def _poisoned_out(batch, m, n, d_t):
+    """A NaN-filled output: [batch, m, n] for a 3-D A (the op flattens A's leading dims and so needs an out whose
+    leading dims flatten too), else kt.poisoned's [m, n] view of padded rows."""
+    if batch:
+        return torch.full((batch, m, n), float("nan"), dtype=kt.tdt(d_t), device="cuda")
+    return kt.poisoned(m, n, kt.tdt(d_t))
 
 
 @pytest.mark.parametrize("combo", COMBOS, ids=kt.combo_id)
@@ -147,11 +150,7 @@ def test_mixed_cluster_split(a_t):
         batch, m, n, k, a, w, packed, sb, bias = _decode_operands(shape, a_t)
         ref = kt.reference(a, w, sb=sb, bias=bias, act="gelu")
         for name in names:
-            def make_out():
-                if batch:
-                    return torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda")
-                return kt.poisoned(m, n, kt.tdt(a_t))
-            out = make_out()
+            out = _poisoned_out(batch, m, n, a_t)
             try:
                 res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=bias, activation="gelu", out=out,
                                         algo=kiln.algo_by_name(name))
@@ -195,8 +194,7 @@ def test_mixed_direct(a_t):
             packed = kiln.prepack_b(w)
         ref = kt.reference(a, w, sb=sb, bias=bias, act="gelu")
         for name in names:
-            out = (torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda") if batch
-                   else kt.poisoned(m, n, kt.tdt(a_t)))
+            out = _poisoned_out(batch, m, n, a_t)
             res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=bias, activation="gelu", out=out,
                                     algo=kiln.algo_by_name(_e5m2_twin(name) if i in (1, 4) else name))
             what = f"{name} {kt.shape_id(shape)}{' e5m2' if i in (1, 4) else ''}"
@@ -226,8 +224,7 @@ def test_mixed_tma_store(a_t, monkeypatch):
                 runs = []
                 for mode in ("1", "0"):
                     monkeypatch.setenv("KILN_TMA_STORE", mode)
-                    out = (torch.full((batch, m, n), float("nan"), dtype=kt.tdt(a_t), device="cuda") if batch
-                           else kt.poisoned(m, n, kt.tdt(a_t)))
+                    out = _poisoned_out(batch, m, n, a_t)
                     what = f"{name} {kt.shape_id(shape)} bias={b is not None} KILN_TMA_STORE={mode}"
                     try:
                         res = kt.run_and_record(kiln.mixed_mm, a, packed, scale_b=sb, bias=b, out=out,
