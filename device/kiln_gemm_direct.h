@@ -114,15 +114,6 @@ template <class C> struct DirectGemm {
         }
     }
 
-    KILN_DEVICE static void zero(float (&v)[RB][TG][4]) {
-#pragma unroll
-        for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-            for (int t = 0; t < TG; ++t)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) v[rb][t][e] = 0.f;
-    }
-
     // One batch: KT K-tiles of this warp, loaded into registers (weights, activations and, with per-group scales,
     // their rows' scales).
     struct Batch {
@@ -170,7 +161,7 @@ template <class C> struct DirectGemm {
         for (int j = 0; j < KT; ++j) {
             float part[RB][TG][4];
             float(&dst)[RB][TG][4] = GS ? part : acc;
-            if constexpr (GS) zero(part);
+            if constexpr (GS) zero_fragments(part);
 #pragma unroll
             for (int s = 0; s < STEPS; ++s)
 #pragma unroll
@@ -206,7 +197,7 @@ template <class C> struct DirectGemm {
         const int q = lane & 3;
         const int kp = Sched::k_extent(p);
         constexpr int STRIDE = WARPS * KT;  // K-tiles of the CTA a batch of every warp covers
-        zero(acc);
+        zero_fragments(acc);
         Batch b0, b1;
         load_batch<GS>(p, T, o, b0, warp, q, kp);
         for (int i0 = warp; i0 < T.iters; i0 += 2 * STRIDE) {

@@ -182,12 +182,7 @@ template <class C> struct MmaGemm {
         };
 
         float acc[FM][FN][4];
-#pragma unroll
-        for (int fm = 0; fm < FM; ++fm)
-#pragma unroll
-            for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[fm][fn][e] = 0.f;
+        zero_fragments(acc);
 
         if constexpr (STAGES == 1) {
             for (int i = 0; i < iters; ++i) {

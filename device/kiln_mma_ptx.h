@@ -40,6 +40,16 @@ KILN_DEVICE void ldmatrix_x2(uint32_t (&r)[2], const void *p) {
                  : "r"(smem_addr(p)));
 }
 
+// Zero a block of m16n8 accumulator fragments (four floats a lane each).
+template <int R, int C> KILN_DEVICE void zero_fragments(float (&v)[R][C][4]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[r][c][e] = 0.f;
+}
+
 // Tag types naming the mma operand types.
 struct MmaF16 {};
 struct MmaBF16 {};
