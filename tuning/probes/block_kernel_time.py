@@ -34,29 +34,29 @@ def kernel_us(fn, iters=20):
 def main():
     out_rows = []
     for m in (64, 128):
-      for (n, k) in bm.BLOCK_NK:
-          fl = 2.0 * m * n * k
-          s = bm.block_make(m, n, k)
-          out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
-          ref = kiln.block_scaled_reference(s["a"], s["b"], s["sa"], s["sb"])
-          cands = kiln.query(kiln.block_scaled_mm, s["a"], s["b"], s["sa"], s["sb"], out=out, k=40)
-          best = None
-          for a in cands:
-              f = lambda a=a: kiln.block_scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=out, algo=a)
-              rel = bm.rel_l2_and_finite(f(), ref)[0]
-              if rel > 1e-2: continue
-              us = kernel_us(f)
-              if best is None or us < best[0]: best = (us, a.name)
-          variant, status, theirs = bm.pick_torch_layout([s], ref)
-          cu = kernel_us(lambda: bm.torch_blockwise(s)) if theirs is not None else float("nan")
-          dg = bm.DEEPGEMM_H800_TFLOPS[(m, n, k)]
-          r = dict(m=m, n=n, k=k, kiln_best_kernel_us=best[0], kiln_best=best[1], kiln_tflops=fl / best[0] / 1e6,
-                   cublaslt_kernel_us=cu, cublaslt_tflops=fl / cu / 1e6, deepgemm_h800=dg)
-          out_rows.append(r)
-          print(f"{m}x{n}x{k}: kiln best {best[0]:6.1f} us {r['kiln_tflops']:5.0f} TF | cuBLASLt {cu:6.1f} us "
-                f"{r['cublaslt_tflops']:5.0f} TF | DeepGEMM H800 {dg:.0f} | kiln/DG {r['kiln_tflops']/dg:.2f}  "
-                f"{best[1][22:75]}", flush=True)
-          del s, ref
+        for (n, k) in bm.BLOCK_NK:
+            fl = 2.0 * m * n * k
+            s = bm.block_make(m, n, k)
+            out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+            ref = kiln.block_scaled_reference(s["a"], s["b"], s["sa"], s["sb"])
+            cands = kiln.query(kiln.block_scaled_mm, s["a"], s["b"], s["sa"], s["sb"], out=out, k=40)
+            best = None
+            for a in cands:
+                f = lambda a=a: kiln.block_scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=out, algo=a)
+                rel = bm.rel_l2_and_finite(f(), ref)[0]
+                if rel > 1e-2: continue
+                us = kernel_us(f)
+                if best is None or us < best[0]: best = (us, a.name)
+            variant, status, theirs = bm.pick_torch_layout([s], ref)
+            cu = kernel_us(lambda: bm.torch_blockwise(s)) if theirs is not None else float("nan")
+            dg = bm.DEEPGEMM_H800_TFLOPS[(m, n, k)]
+            r = dict(m=m, n=n, k=k, kiln_best_kernel_us=best[0], kiln_best=best[1], kiln_tflops=fl / best[0] / 1e6,
+                     cublaslt_kernel_us=cu, cublaslt_tflops=fl / cu / 1e6, deepgemm_h800=dg)
+            out_rows.append(r)
+            print(f"{m}x{n}x{k}: kiln best {best[0]:6.1f} us {r['kiln_tflops']:5.0f} TF | cuBLASLt {cu:6.1f} us "
+                  f"{r['cublaslt_tflops']:5.0f} TF | DeepGEMM H800 {dg:.0f} | kiln/DG {r['kiln_tflops']/dg:.2f}  "
+                  f"{best[1][22:75]}", flush=True)
+            del s, ref
     json.dump(out_rows, open(sys.argv[1], "w"), indent=1)
 
 if __name__ == "__main__":

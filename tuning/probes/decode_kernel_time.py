@@ -20,13 +20,16 @@ for m, n, k in [(1, 4096, 4096), (1, 1024, 8192), (1, 6144, 4096), (1, 8192, 819
     sets = pc.decode_sets(m, n, k, min(16, bg.n_sets_for(n * k)))
     out = torch.empty(m, n, dtype=torch.float16, device="cuda")
     s0 = sets[0]
-    fb = lambda s=s0: torch.nn.functional.linear(s["x"], s["w16"])
-    cb_k = kernel_us(fb); cb_e = bg.time_fn(lambda s: torch.nn.functional.linear(s["x"], s["w16"]), sets, 5, 40, 1.0)["median_ms"] * 1e3
+    def linear(s):
+        return torch.nn.functional.linear(s["x"], s["w16"])
+    cb_k = kernel_us(lambda: linear(s0))
+    cb_e = bg.time_fn(linear, sets, 5, 40, 1.0)["median_ms"] * 1e3
     print(f"{m}x{n}x{k}: cuBLAS f16 kernel {cb_k:.1f} event {cb_e:.1f}", flush=True)
     for a in kiln.query(kiln.mixed_mm, s0["x"], s0["packed"], scale_b=s0["scale"], bias=s0["bias"], out=out, k=6):
         f = lambda s, a=a: kiln.mixed_mm(s["x"], s["packed"], scale_b=s["scale"], bias=s["bias"], out=out, algo=a)
         kk = kernel_us(lambda: f(s0)); ee = bg.time_fn(f, sets, 5, 40, 1.0)["median_ms"] * 1e3
-        rows.append(dict(m=m, n=n, k=k, name=a.name, kernel_us=kk, event_us=ee, cublas_kernel_us=cb_k, cublas_event_us=cb_e))
+        rows.append(dict(m=m, n=n, k=k, name=a.name, kernel_us=kk, event_us=ee, cublas_kernel_us=cb_k,
+                         cublas_event_us=cb_e))
         print(f"   kernel {kk:6.1f} event {ee:6.1f}  {a.name[22:80]}", flush=True)
     del sets
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
