@@ -338,14 +338,16 @@ template <class C> struct WgmmaGemm {
 
     // SS: one K-tile of wgmma from shared memory.
     KILN_DEVICE static void mma_ss(float (&acc)[REP][ACC], uint32_t a_base, uint32_t b_base, int first) {
+        const uint64_t da = sm90::desc_k128(a_base), db = sm90::desc_k128(b_base);
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
             const uint32_t koff = (kk * 32) % 128;
-            const uint32_t a = a_base + (kk * 32 / 128) * (C::MT0 * 128) + koff;
-            const uint32_t b = b_base + (kk * 32 / 128) * (C::MT1 * 128) + koff;
+            const uint32_t a = (kk * 32 / 128) * (C::MT0 * 128) + koff;
+            const uint32_t b = (kk * 32 / 128) * (C::MT1 * 128) + koff;
 #pragma unroll
             for (int r = 0; r < REP; ++r)
-                C::Mma::run(acc[r], sm90::desc_k128(a + r * 64 * 128), sm90::desc_k128(b), (first && kk == 0) ? 0 : 1);
+                C::Mma::run(acc[r], sm90::desc_add(da, a + r * 64 * 128), sm90::desc_add(db, b),
+                            (first && kk == 0) ? 0 : 1);
         }
     }
 
@@ -355,14 +357,15 @@ template <class C> struct WgmmaGemm {
     template <int H>
     KILN_DEVICE static void mma_ss_half(float (&part)[REP][ACC / 2], uint32_t a_base, uint32_t b_base) {
         static_assert(C::SPLIT, "the half-width wgmma exists in split kernels only");
+        const uint64_t da = sm90::desc_k128(a_base), db = sm90::desc_k128(b_base);
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
             const uint32_t koff = (kk * 32) % 128;
-            const uint32_t a = a_base + (kk * 32 / 128) * (C::MT0 * 128) + koff;
-            const uint32_t b = b_base + (kk * 32 / 128) * (C::MT1 * 128) + koff + H * (CPC / 2) * 128;
+            const uint32_t a = (kk * 32 / 128) * (C::MT0 * 128) + koff;
+            const uint32_t b = (kk * 32 / 128) * (C::MT1 * 128) + koff + H * (CPC / 2) * 128;
 #pragma unroll
             for (int r = 0; r < REP; ++r)
-                C::MmaH::run(part[r], sm90::desc_k128(a + r * 64 * 128), sm90::desc_k128(b), kk == 0 ? 0 : 1);
+                C::MmaH::run(part[r], sm90::desc_add(da, a + r * 64 * 128), sm90::desc_add(db, b), kk == 0 ? 0 : 1);
         }
     }
 
@@ -496,12 +499,12 @@ template <class C> struct WgmmaGemm {
 
     KILN_DEVICE static void mma_rs(float (&acc)[REP][ACC], const uint32_t (&frag)[REP][KSTEPS][4], uint32_t x_base,
                                    int first) {
+        const uint64_t dx = sm90::desc_k128(x_base);
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
-            const uint32_t x = x_base + (kk * 32 / 128) * (C::MT0 * 128) + (kk * 32) % 128;
+            const uint64_t x = sm90::desc_add(dx, (kk * 32 / 128) * (C::MT0 * 128) + (kk * 32) % 128);
 #pragma unroll
-            for (int r = 0; r < REP; ++r)
-                C::Mma::run(acc[r], frag[r][kk], sm90::desc_k128(x), (first && kk == 0) ? 0 : 1);
+            for (int r = 0; r < REP; ++r) C::Mma::run(acc[r], frag[r][kk], x, (first && kk == 0) ? 0 : 1);
         }
     }
 

@@ -116,6 +116,13 @@ KILN_DEVICE uint64_t desc_k128(uint32_t smem_addr) {
     return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
            ((uint64_t)1 << 62);
 }
+// desc_k128(smem_addr + off) from desc_k128(smem_addr), for off a multiple of 16: only the start address field (the
+// low 14 bits, address / 16) moves, and within a CTA's shared memory (< 256 KB) it cannot carry into the fields above,
+// so one 32-bit add does it. With the base descriptor computed once, each wgmma of a K-tile costs one add of a
+// constant instead of rebuilding its descriptors.
+KILN_DEVICE uint64_t desc_add(uint64_t desc, uint32_t off) {
+    return ((desc >> 32) << 32) | (uint32_t)((uint32_t)desc + (off >> 4));
+}
 KILN_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 KILN_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> KILN_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
