@@ -145,8 +145,13 @@ template <class C> struct AttnWgmma {
     static constexpr int NBARS = 1 + 4 * ST + 2;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
-    // Registers a thread after setmaxnreg: the producer gives up most of its share (65536 per CTA in all).
-    static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = CW == 2 ? 224 : 240;
+    // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
+    // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers), not the register file:
+    // asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer fits 40 (at 32 it spills),
+    // which leaves the consumers 232.
+    static constexpr int PRODUCER_REGS = CW == 2 ? 40 : 56, CONSUMER_REGS = CW == 2 ? 232 : 240;
+    static_assert(128 * PRODUCER_REGS + 128 * CW * CONSUMER_REGS <= 128 * (1 + CW) * (65536 / (128 * (1 + CW)) / 8 * 8),
+                  "setmaxnreg asks for more registers than the CTA was launched with");
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
@@ -445,7 +450,7 @@ template <class C> struct AttnWgmma {
         };
         sm90::mbar_wait(bars.q(), 0);
 
-#pragma unroll
+#pragma unroll 1  // (unrolled, head dim 256's two passes hold more registers: bn 128 spilled at 224 a thread)
         for (int pass = 0; pass < NPASS; ++pass) {
             t0 = pass * n_tiles;
 #pragma unroll

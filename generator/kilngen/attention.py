@@ -142,10 +142,11 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
 # Accumulators a consumer thread may hold: O ((DV + 8 psum) / 2, twice with promotion; DV = min(D, 128): head dim
 # 256 makes two passes of 128 output columns, and its pass state and 8-step S take 8 more) + S (BN / 2) + P's fp8
-# registers (BN / 8, twice with sched >= 1). ptxas gives the consumers the 224 registers setmaxnreg raises them to
-# (240 with bm 64: one consumer); 216 (232) held leave room for the addressing and the softmax state (D 128, BN 128,
-# psum, promote at sched 0 compiles without spills at 216; with sched 1, 232 spill; D 256 with BN 128 spills at 224).
-WGMMA_REGS = {128: 216, 64: 232}
+# registers (BN / 8, twice with sched >= 1). ptxas gives the consumers the registers setmaxnreg raises them to: 232
+# with bm 128 (the producer keeps 40 of the CTA's 168 x 384) and 240 with bm 64 (one consumer); 224 (232) held leave
+# room for the addressing and the softmax state (D 256, BN 128, psum, promote at sched 0 holds 224 and compiles without
+# spills; D 128, BN 128 at sched 1 holds 232 and spills ~750 bytes).
+WGMMA_REGS = {128: 224, 64: 232}
 
 
 def _wgmma_dv(s: "AttnSolution") -> int:
