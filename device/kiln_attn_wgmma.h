@@ -32,6 +32,7 @@
 #ifndef KILN_ATTN_WGMMA_H
 #define KILN_ATTN_WGMMA_H
 
+
 #include "abi/kiln_attn_abi.h"  // kiln_attn_tma_params
 #include "kiln_attn_mma.h" // fast_exp2, f32x4_to_e4m3x4, PackOut, ldmatrix_x4_trans
 #include "kiln_sm90.h"
@@ -77,6 +78,16 @@ template <class C, class = void> struct AttnSched {
 template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
     static constexpr int value = C::SCHED;
 };
+// 2^x on the FMA pipe (x > -126; relative error 7.5e-5, a degree-3 fit of 2^f on [-1/2, 1/2] times 2^round(x)), for
+// a share of the softmax's exponentials: MUFU.EX2 runs 16 a clock per SM and the consumers wait on it.
+KILN_DEVICE float exp2_fma(float x) {
+    x = fmaxf(x, -125.f);
+    const float t = x + 12582912.f;  // 1.5 * 2^23: round(x) lands in the low mantissa bits of t
+    const float f = x - (t - 12582912.f);
+    const float p = fmaf(fmaf(fmaf(0.0551716685f, f, 0.2426111400f), f, 0.6932609677f), f, 0.9999280572f);
+    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+}
+
 // The sum of the four e4m3 values of w (each exact in f16, their sum in f32).
 KILN_DEVICE float e4m3x4_sum(uint32_t w) {
     float f0, f1, f2, f3;
@@ -120,10 +131,20 @@ template <class C, class = void> struct AttnPromote {
 template <class C> struct AttnPromote<C, decltype((void)C::PROMOTE)> {
     static constexpr int value = C::PROMOTE;
 };
+// C::FEXP (optional, default 0; 0..4): of every 4 exponentials of an unmasked key tile, how many exp2_fma computes on
+// the FMA pipe instead of MUFU.EX2. The MUFU does 16 a clock per SM, and at head dim 64 or with one consumer the
+// softmax waits on it; at head dim 128 and 256 with two consumers the extra instructions cost more than they save.
+template <class C, class = void> struct AttnFexp {
+    static constexpr int value = 0;
+};
+template <class C> struct AttnFexp<C, decltype((void)C::FEXP)> {
+    static constexpr int value = C::FEXP;
+};
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
+    static constexpr int FEXP = AttnFexp<C>::value;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: head dim 256 makes two passes of 128 (S is recomputed for each: a third
     // more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -162,6 +183,7 @@ template <class C> struct AttnWgmma {
     static_assert(DV == RB, "a pass's V columns are one panel");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
                   "tiles on 1024-byte boundaries");
+    static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
     static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
 
     struct Bars {
@@ -357,7 +379,8 @@ template <class C> struct AttnWgmma {
 #pragma unroll
                 for (int x = 0; x < 4; ++x) {
                     const int i = 16 * kk + 8 * (a >> 1) + 2 * (a & 1) + 4 * (x >> 1) + (x & 1);
-                    c[x] = fast_exp2(fmaf(score(i), r.sl2, -shift[a & 1]));
+                    const float e = fmaf(score(i), r.sl2, -shift[a & 1]);
+                    c[x] = !MASK && x < FEXP ? exp2_fma(e) : fast_exp2(e);
                 }
                 pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
                 if (!PSUM)

@@ -49,6 +49,9 @@ PARAMS = (
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
                                   "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
                                   "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4"),
+    AttnParam("fexp", "FE", 0, "wgmma: of every 4 exponentials of an unmasked key tile, how many run on the FMA pipe "
+                               "(a degree-3 polynomial scaled by 2^round(x)) instead of MUFU.EX2, which does 16 a "
+                               "clock per SM; 0..4"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -192,12 +195,14 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("psum", f"{s.psum} must be 0 (row sums in FP32) or 1 (on the tensor cores)"))
     if not 1 <= s.promote <= 4:
         out.append(("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)"))
+    if not 0 <= s.fexp <= 4:
+        out.append(("fexp", f"{s.fexp} must be 0..4 (of every 4 exponentials, how many run on the FMA pipe)"))
     return out
 
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
-            ("PROMOTE", s.promote))
+            ("PROMOTE", s.promote), ("FEXP", s.fexp))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -244,7 +249,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
-                             ("stages", "sched", "psum", "promote"), threads=lambda s: 128 + 2 * s.bm,
+                             ("stages", "sched", "psum", "promote", "fexp"), threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
                              matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
@@ -286,6 +291,7 @@ class AttnSolution:
     sched: int = 0
     psum: int = 0
     promote: int = 0
+    fexp: int = 0
     occ: int = 0
 
     @property

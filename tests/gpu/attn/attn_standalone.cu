@@ -74,16 +74,25 @@ template <int D_, int BN_, int ST_, class T8_, class TO_, int SCHED_, int BM_, i
     using T8 = T8_;
     using TO = TO_;
 };
-// D, BN, STAGES, types, SCHED, BM, PSUM, PROMOTE
+// D, BN, STAGES, types, SCHED, BM, PSUM, PROMOTE; WFe adds FEXP (exponentials on the FMA pipe, of every 4)
+template <class B, int FEXP_> struct WFe : B {
+    static constexpr int FEXP = FEXP_;
+};
 // the shipped tiles (fp8_wgmma.yaml)
 using W_attn_wg_d128_ps_e4m3_bf16 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_e4m3_bf16, W_attn_wg_d128_ps_e4m3_bf16)
 using W_attn_wg_d64_s1_ps_e4m3_bf16 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_e4m3_bf16, W_attn_wg_d64_s1_ps_e4m3_bf16)
+using W_attn_wg_d64_s1_ps_fe1_e4m3_bf16 = WFe<W_attn_wg_d64_s1_ps_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_fe1_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_e4m3_bf16)
 using W_attn_wg_m64_d128_ps_e4m3_bf16 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 64, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_ps_e4m3_bf16, W_attn_wg_m64_d128_ps_e4m3_bf16)
+using W_attn_wg_m64_d128_ps_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d128_ps_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_ps_fe1_e4m3_bf16, W_attn_wg_m64_d128_ps_fe1_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_ps_e4m3_bf16 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 64, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d64_s1_ps_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16)
 // head dim 256: two passes of 128 output columns (bn 128 at sched 0 is the shipped one; bn 64 at sched 1 and 2 are
 // the alternatives it replaced)
 using W_attn_wg_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 1>;
@@ -94,6 +103,8 @@ using W_attn_wg_d256_n64_s2_ps_e4m3_bf16 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_ps_e4m3_bf16, W_attn_wg_d256_n64_s2_ps_e4m3_bf16)
 using W_attn_wg_m64_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 64, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_ps_e4m3_bf16, W_attn_wg_m64_d256_ps_e4m3_bf16)
+using W_attn_wg_m64_d256_ps_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d256_ps_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_ps_fe1_e4m3_bf16, W_attn_wg_m64_d256_ps_fe1_e4m3_bf16)
 // other types
 using W_attn_wg_d128_ps_e5m2_bf16 = WCfg<128, 128, 2, kiln_e5m2, kiln_bf16, 0, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_e5m2_bf16, W_attn_wg_d128_ps_e5m2_bf16)
@@ -665,11 +676,12 @@ static std::vector<Case> cases() {
     const char *d256 = "attn_d256_m64n32_e4m3_bf16";
     std::vector<const char *> kernels = {d64, d128, d256};
 #ifndef KILN_ATTN_NO_WGMMA
-    for (const char *k : {"attn_wg_d128_ps_e4m3_bf16", "attn_wg_d64_s1_ps_e4m3_bf16", "attn_wg_m64_d128_ps_e4m3_bf16",
-                          "attn_wg_m64_d64_s1_ps_e4m3_bf16", "attn_wg_d128_e4m3_bf16", "attn_wg_d128_n64_s1_e4m3_bf16",
-                          "attn_wg_d64_s2_ps_e4m3_bf16", "attn_wg_d128_ps_pr2_e4m3_bf16", "attn_wg_d256_ps_e4m3_bf16",
-                          "attn_wg_d256_n64_s1_ps_e4m3_bf16", "attn_wg_d256_n64_s2_ps_e4m3_bf16",
-                          "attn_wg_m64_d256_ps_e4m3_bf16"})
+    for (const char *k :
+         {"attn_wg_d128_ps_e4m3_bf16", "attn_wg_d64_s1_ps_fe1_e4m3_bf16", "attn_wg_m64_d128_ps_fe1_e4m3_bf16",
+          "attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16", "attn_wg_d128_e4m3_bf16", "attn_wg_d128_n64_s1_e4m3_bf16",
+          "attn_wg_d64_s2_ps_e4m3_bf16", "attn_wg_d128_ps_pr2_e4m3_bf16", "attn_wg_d256_ps_e4m3_bf16",
+          "attn_wg_d256_n64_s1_ps_e4m3_bf16", "attn_wg_d256_n64_s2_ps_e4m3_bf16",
+          "attn_wg_m64_d256_ps_fe1_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -734,16 +746,16 @@ int main(int argc, char **argv) {
                  KERNEL(attn_d128_m128n64_e5m2_bf16, CfgD128E5),   KERNEL(attn_d64_m128n64_e4m3_f16, CfgD64F16)};
 #ifndef KILN_ATTN_NO_WGMMA
     for (const Kernel &k : {WKERNEL(attn_wg_d128_ps_e4m3_bf16, W_attn_wg_d128_ps_e4m3_bf16),
-                            WKERNEL(attn_wg_d64_s1_ps_e4m3_bf16, W_attn_wg_d64_s1_ps_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d128_ps_e4m3_bf16, W_attn_wg_m64_d128_ps_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_ps_fe1_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_ps_fe1_e4m3_bf16, W_attn_wg_m64_d128_ps_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d128_ps_st3_e4m3_bf16, W_attn_wg_d128_ps_st3_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_ps_st3_e4m3_bf16, W_attn_wg_d64_s1_ps_st3_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_ps_st3_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_st3_e4m3_bf16),
                             WKERNEL(attn_wg_d256_ps_e4m3_bf16, W_attn_wg_d256_ps_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_ps_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s2_ps_e4m3_bf16, W_attn_wg_d256_n64_s2_ps_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d256_ps_e4m3_bf16, W_attn_wg_m64_d256_ps_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d256_ps_fe1_e4m3_bf16, W_attn_wg_m64_d256_ps_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d128_ps_e5m2_bf16, W_attn_wg_d128_ps_e5m2_bf16),
                             WKERNEL(attn_wg_d128_ps_e4m3_f16, W_attn_wg_d128_ps_e4m3_f16),
                             WKERNEL(attn_wg_d128_e4m3_bf16, W_attn_wg_d128_e4m3_bf16),
