@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from . import attention
 from .attention import is_attention_name
 from .buildtools_amd import WIDTHS, parse_line
 from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, Vendor, decode
@@ -48,6 +49,46 @@ def _row(fields: dict, source: str) -> str:
             f"{fields['scratch']} | {occ} | {fields['ops']} | {loop} | {fields['insts']} |")
 
 
+def _attn_row(fields: dict, source: str) -> str:
+    sol = attention.decode(fields["function"])
+    assert sol.name == fields["function"]
+    mma = "mfma" if fields["loop_mfma"] != "0" or fields["mfma"] != "0" else "wmma"
+    occ = (f"{fields['occupancy']} ({fields['occupancy_regs']}/{fields['occupancy_lds']}, "
+           f"≥{max(1, int(fields['occ_target']))})")
+    loop = (f"{fields['loop_' + mma]} · {_widths(fields, 'loop_gload')} · {_widths(fields, 'loop_dsread')} · "
+            f"{_widths(fields, 'loop_dswrite')} · {fields['loop_insts']}")
+    ops = ", ".join(sorted(fields["ops"].split(",")))
+    return (f"| `{fields['function']}` | {source} | {sol.head_dim} | {sol.bm}x{sol.bn} | {fields['vgprs']} | "
+            f"{fields['agprs']} | {fields['sgprs']} | {fields['lds']} | {fields['scratch']} | {occ} | {ops} | {loop} | "
+            f"{fields['insts']} |")
+
+
+def _attention_sections(attn: dict, root: Path) -> list:
+    """The attention kernels of the build, per arch in YAML order (attention.md has their design)."""
+    from .attention_yaml import load_tree as load_attention
+    order, source = {}, {}
+    for af in load_attention(root):
+        for sol in af.solutions:
+            order.setdefault(sol.name, len(order))
+            source.setdefault(sol.name, Path(af.source).name)
+    if not attn:
+        return []
+    out = ["", "## Attention kernels", "",
+           "FP8 attention forward ([attention.md](attention.md)): the same columns, with the head dim and the tile "
+           "(query rows x keys of a K/V tile); the main loop is the loop over the key tiles.", ""]
+    for arch in AMD_ARCHS:
+        names = sorted((n for n in attn if attention.decode(n).arch is arch), key=lambda n: (order.get(n, 1 << 30), n))
+        if not names:
+            continue
+        out += [f"### {arch.value} attention", "",
+                "| kernel | yaml | D | tile | VGPR | AGPR | SGPR | LDS | scratch | occupancy | matrix ops | main loop | "
+                "insts |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        out += [_attn_row(attn[n], source.get(n, "?")) for n in names]
+        out.append("")
+    return out[:-1]
+
+
 def amd_report(build: Path, root: Path) -> str:
     from .schema import load_tree
     order, source = {}, {}
@@ -56,13 +97,14 @@ def amd_report(build: Path, root: Path) -> str:
             for sol in logic.solutions:
                 order.setdefault(sol.name, len(order))
                 source.setdefault(sol.name, Path(sf.source).name)
-    lines = {}
+    lines, attn = {}, {}
     for arch in AMD_ARCHS:
         for log in sorted((build / "code" / arch.value).glob("*.resources.txt")):
             for line in log.read_text().splitlines():
                 fields = parse_line(line)
-                # Attention kernels (Attn_...) have their own checks (tests/py/test_attention_gen.py); this page is the GEMMs'.
-                if not fields["function"].endswith("_reduce") and not is_attention_name(fields["function"]):
+                if is_attention_name(fields["function"]):
+                    attn[fields["function"]] = fields
+                elif not fields["function"].endswith("_reduce"):
                     lines[fields["function"]] = fields
     built = [a for a in AMD_ARCHS if any(decode(f).arch is a for f in lines)]
     out = [
@@ -102,6 +144,7 @@ def amd_report(build: Path, root: Path) -> str:
                 "| kernel | yaml | VGPR | AGPR | SGPR | LDS | scratch | occupancy | matrix op | main loop | insts |",
                 "|---|---|---|---|---|---|---|---|---|---|---|"]
         out += [_row(lines[n], source.get(n, "?")) for n in names]
+    out += _attention_sections(attn, root)
     return "\n".join(out) + "\n"
 
 

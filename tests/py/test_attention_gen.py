@@ -369,3 +369,32 @@ def loop_matrix_ops(sol) -> int:
     if sol.arch is Arch.GFX1151:  # S^T's loop over d is unrolled 4 times there (kiln_attn_wmma.h)
         return blocks * min(d_blocks, 4) + blocks * d_blocks
     return 2 * blocks * d_blocks
+
+
+# --- docs/amd-kernels.md ---------------------------------------------------------------------------------------------
+
+def _resources_line(function: str, arch: str, ops: str) -> str:
+    keys = ["vgprs", "agprs", "sgprs", "scratch", "lds", "occupancy", "occupancy_regs", "occupancy_lds", "occ_target",
+            "insts", "mfma", "wmma", "loop_insts", "loop_mfma", "loop_wmma"]
+    keys += [f"{p}{w}" for p in ("gload", "dsread", "dswrite", "loop_gload", "loop_dsread", "loop_dswrite")
+             for w in ba.WIDTHS]
+    values = {k: "0" for k in keys} | {"vgprs": "211", "lds": "32768", "occupancy": "2", "occ_target": "2",
+                                        "mfma": "32", "loop_mfma": "32", "loop_insts": "600", "insts": "2000"}
+    return " ".join([f"function={function}", f"arch={arch}", f"ops={ops}"] + [f"{k}={v}" for k, v in values.items()])
+
+
+def test_amd_report_lists_the_attention_kernels(tmp_path):
+    """kiln-gen report-amd puts the AMD attention kernels of a build in their own section, in YAML order, beside the
+    GEMMs (the issue asks docs/amd-kernels.md to list them)."""
+    from kilngen import report
+    amd = [s for af in attention_yaml.load_tree(REPO) for s in af.solutions if s.arch is Arch.GFX942]
+    assert amd
+    code = tmp_path / "code" / "gfx942"
+    code.mkdir(parents=True)
+    (code / "a.resources.txt").write_text(
+        "\n".join(_resources_line(s.name, "gfx942", ",".join(sorted(s.spec.matrix_ops(s)))) for s in reversed(amd)))
+    text = report.amd_report(tmp_path, REPO)
+    assert "## Attention kernels" in text and "### gfx942 attention" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `Attn_")]
+    assert [r.split("`")[1] for r in rows] == [s.name for s in amd]  # YAML order, whatever the file's order
+    assert all("| fp8.yaml |" in r and "| 211 |" in r for r in rows)
