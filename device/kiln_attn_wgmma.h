@@ -32,7 +32,6 @@
 #ifndef KILN_ATTN_WGMMA_H
 #define KILN_ATTN_WGMMA_H
 
-
 #include "abi/kiln_attn_abi.h"  // kiln_attn_tma_params
 #include "kiln_attn_mma.h" // fast_exp2, f32x4_to_e4m3x4, PackOut, ldmatrix_x4_trans
 #include "kiln_sm90.h"
@@ -78,8 +77,9 @@ template <class C, class = void> struct AttnSched {
 template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
     static constexpr int value = C::SCHED;
 };
-// 2^x on the FMA pipe (x > -126; relative error 7.5e-5, a degree-3 fit of 2^f on [-1/2, 1/2] times 2^round(x)), for
-// a share of the softmax's exponentials: MUFU.EX2 runs 16 a clock per SM and the consumers wait on it.
+// 2^x on the FMA pipe, for a share of the softmax's exponentials (MUFU.EX2 runs 16 a clock per SM and the consumers
+// wait on it): a degree-3 fit of 2^f on [-1/2, 1/2] (relative error 7.5e-5) times 2^round(x) through the exponent
+// bits. x under -125 gives 2^-125, which e4m3 flushes to 0 as it does 2^x.
 KILN_DEVICE float exp2_fma(float x) {
     x = fmaxf(x, -125.f);
     const float t = x + 12582912.f;  // 1.5 * 2^23: round(x) lands in the low mantissa bits of t
