@@ -36,43 +36,41 @@ def _widths(fields: dict, prefix: str) -> str:
     return " ".join(parts) or "–"
 
 
-def _row(fields: dict, source: str) -> str:
-    sol = decode(fields["function"])
+def _resources(fields: dict, ops: str) -> str:
+    """The columns GEMM and attention rows share: VGPR .. insts (occupancy with what limits it, the main loop's mix)."""
     mma = "mfma" if fields["loop_mfma"] != "0" or fields["mfma"] != "0" else "wmma"
     occ = (f"{fields['occupancy']} ({fields['occupancy_regs']}/{fields['occupancy_lds']}, "
            f"≥{max(1, int(fields['occ_target']))})")
     loop = (f"{fields['loop_' + mma]} · {_widths(fields, 'loop_gload')} · {_widths(fields, 'loop_dsread')} · "
             f"{_widths(fields, 'loop_dswrite')} · {fields['loop_insts']}")
+    return (f"{fields['vgprs']} | {fields['agprs']} | {fields['sgprs']} | {fields['lds']} | {fields['scratch']} | "
+            f"{occ} | {ops} | {loop} | {fields['insts']}")
+
+
+def _row(fields: dict, source: str) -> str:
+    sol = decode(fields["function"])
     short = fields["function"][len("Cijk_"):]
     assert sol.name == fields["function"]
-    return (f"| `{short}` | {source} | {fields['vgprs']} | {fields['agprs']} | {fields['sgprs']} | {fields['lds']} | "
-            f"{fields['scratch']} | {occ} | {fields['ops']} | {loop} | {fields['insts']} |")
+    return f"| `{short}` | {source} | {_resources(fields, fields['ops'])} |"
 
 
 def _attn_row(fields: dict, source: str) -> str:
     sol = attention.decode(fields["function"])
     assert sol.name == fields["function"]
-    mma = "mfma" if fields["loop_mfma"] != "0" or fields["mfma"] != "0" else "wmma"
-    occ = (f"{fields['occupancy']} ({fields['occupancy_regs']}/{fields['occupancy_lds']}, "
-           f"≥{max(1, int(fields['occ_target']))})")
-    loop = (f"{fields['loop_' + mma]} · {_widths(fields, 'loop_gload')} · {_widths(fields, 'loop_dsread')} · "
-            f"{_widths(fields, 'loop_dswrite')} · {fields['loop_insts']}")
     ops = ", ".join(sorted(fields["ops"].split(",")))
-    return (f"| `{fields['function']}` | {source} | {sol.head_dim} | {sol.bm}x{sol.bn} | {fields['vgprs']} | "
-            f"{fields['agprs']} | {fields['sgprs']} | {fields['lds']} | {fields['scratch']} | {occ} | {ops} | {loop} | "
-            f"{fields['insts']} |")
+    return f"| `{fields['function']}` | {source} | {sol.head_dim} | {sol.bm}x{sol.bn} | {_resources(fields, ops)} |"
 
 
 def _attention_sections(attn: dict, root: Path) -> list:
     """The attention kernels of the build, per arch in YAML order (attention.md has their design)."""
+    if not attn:
+        return []
     from .attention_yaml import load_tree as load_attention
     order, source = {}, {}
     for af in load_attention(root):
         for sol in af.solutions:
             order.setdefault(sol.name, len(order))
             source.setdefault(sol.name, Path(af.source).name)
-    if not attn:
-        return []
     out = ["", "## Attention kernels", "",
            "FP8 attention forward ([attention.md](attention.md)): the same columns, with the head dim and the tile "
            "(query rows x keys of a K/V tile); the main loop is the loop over the key tiles.", ""]
