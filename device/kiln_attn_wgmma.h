@@ -70,7 +70,8 @@ template <int N, class TA, class TB> struct WgRS;
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
 // C::SCHED (optional, default 0): 0 runs each tile's S, softmax and P V in turn; 1 overlaps the softmax of tile j
-// with P V of tile j - 1 (one more set of P registers); 2 is 1 with the two consumers taking turns at the tensor cores.
+// with P V of tile j - 1 (one more set of P registers); 2 is 1 with the two consumers taking turns at the tensor cores;
+// 3 is 0 with the two consumers taking turns at the softmax (so that the MUFU serves one at a time).
 template <class C, class = void> struct AttnSched {
     static constexpr int value = 0;
 };
@@ -176,9 +177,9 @@ template <class C> struct AttnWgmma {
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
-    static_assert(SCHED >= 0 && SCHED <= 2, "schedule 0, 1 or 2");
+    static_assert(SCHED >= 0 && SCHED <= 3, "schedule 0, 1, 2 or 3");
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
-    static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
+    static_assert(SCHED < 2 || CW == 2, "schedules 2 and 3 alternate two consumers");
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
     static_assert(DV == RB, "a pass's V columns are one panel");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
@@ -480,8 +481,14 @@ template <class C> struct AttnWgmma {
             for (int hh = 0; hh < 2; ++hh) r.m[hh] = -INFINITY, r.l[hh] = 0.f;
 #pragma unroll
             for (int i = 0; i < NO / 2; ++i) o[i] = 0.f;
-            if (SCHED == 0) {
-                // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running.
+            if (SCHED == 0 || SCHED == 3) {
+                // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running. Schedule 3:
+                // the consumers' softmaxes take turns (named barrier 2 + cw: its own 128 threads and the other's 128
+                // arrivals), consumer 0 first; each takes n_tiles turns and consumer 0 absorbs consumer 1's last
+                // hand-over. Where the two would otherwise share the MUFU, each softmax runs at its full rate
+                // while the other consumer's S and P V run (head dim 256: +1-3 %; at 128 the turns cost 8 %).
+                constexpr bool TURNS = SCHED == 3;
+                if (TURNS && cw == 1) sm90::named_arrive(2, 256);
                 for (int j = 0; j < n_tiles; ++j) {
                     const uint32_t ph = phase(j);
                     sm90::mbar_wait(bars.kfull(slot(j)), ph);
@@ -495,12 +502,15 @@ template <class C> struct AttnWgmma {
                         sm90::mbar_arrive(bars.kempty(slot(j)));
                         if (j > 0) sm90::mbar_arrive(bars.vtempty(slot(j - 1)));
                     }
+                    if (TURNS) sm90::named_barrier(2 + cw, 256);
                     softmax(s, pa, r, corr, j * BN, masked(j), q4);
+                    if (TURNS) sm90::named_arrive(3 - cw, 256);
                     if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
                     sm90::mbar_wait(bars.vtfull(slot(j)), ph);
                     sm90::wgmma_fence();
                     issue_pv(acc, pa, vt_base(j), j);
                 }
+                if (TURNS && cw == 0) sm90::named_barrier(2, 256);  // consumer 1's last hand-over
             } else if (n_tiles > 0) {
                 // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j)
                 // and P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once

@@ -43,7 +43,8 @@ PARAMS = (
                                 "stages of the K and V^T rings (2..4)"),
     AttnParam("sched", "SC", 0, "wgmma: 0 runs each key tile's S, softmax and P V in turn; 1 overlaps the softmax "
                                 "of tile j with P V of tile j - 1 (one more set of P registers); 2 is 1 with the "
-                                "two consumer warpgroups taking turns at the tensor cores"),
+                                "two consumer warpgroups taking turns at the tensor cores; 3 is 0 with the two "
+                                "consumer warpgroups taking turns at the softmax"),
     AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 rows of ones under V^T, P V at N = "
                                "128 + 8 or 64 + 8) instead of the FP32 pipe"),
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
@@ -145,7 +146,7 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
 # Accumulators a consumer thread may hold: O ((DV + 8 psum) / 2, twice with promotion; DV = min(D, 128): head dim
 # 256 makes two passes of 128 output columns, and its pass state and 8-step S take 8 more) + S (BN / 2) + P's fp8
-# registers (BN / 8, twice with sched >= 1). ptxas gives the consumers the registers setmaxnreg raises them to: 232
+# registers (BN / 8, twice with sched 1 or 2). ptxas gives the consumers the registers setmaxnreg raises them to: 232
 # with bm 128 (the producer keeps 40 of the CTA's 168 x 384) and 240 with bm 64 (one consumer); 224 (232) held leave
 # room for the addressing and the softmax state (D 256, BN 128, psum, promote at sched 0 holds 224 and compiles without
 # spills; D 128, BN 128 at sched 1 holds 232 and spills ~750 bytes).
@@ -159,7 +160,7 @@ def _wgmma_dv(s: "AttnSolution") -> int:
 
 def _wgmma_held(s: "AttnSolution") -> int:
     o = (_wgmma_dv(s) + 8 * s.psum) // 2
-    return (o * (2 if s.promote else 1) + s.bn // 2 + (1 + min(s.sched, 1)) * (s.bn // 8)
+    return (o * (2 if s.promote else 1) + s.bn // 2 + (2 if s.sched in (1, 2) else 1) * (s.bn // 8)
             + (8 if s.head_dim > _wgmma_dv(s) else 0))
 
 
@@ -177,20 +178,20 @@ def _wgmma_rules(s: "AttnSolution") -> list:
     out = []
     if s.bm not in WGMMA_BMS:
         out.append(("bm", f"{s.bm} must be 64 or 128 (one or two consumer warpgroups of 64 query rows)"))
-    elif s.sched == 2 and s.bm != 128:
-        out.append(("sched", "2 alternates two consumer warpgroups: bm must be 128"))
+    elif s.sched in (2, 3) and s.bm != 128:
+        out.append(("sched", f"{s.sched} alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in (0, 1, 2) and s.psum in (0, 1):
+    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in (0, 1, 2, 3) and s.psum in (0, 1):
         # (a bad bm, sched or psum is blamed instead)
         out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (bm {s.bm}, sched {s.sched}, psum {s.psum}, promote "
                           f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most "
                           f"{WGMMA_REGS[s.bm]} fit (use bn 64 or sched 0)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
-    if s.sched not in (0, 1, 2):
-        out.append(("sched", f"{s.sched} must be 0 (tile by tile), 1 (softmax overlapping P V) or 2 (1 with the "
-                              f"consumers taking turns)"))
+    if s.sched not in (0, 1, 2, 3):
+        out.append(("sched", f"{s.sched} must be 0 (tile by tile), 1 (softmax overlapping P V), 2 (1 with the "
+                              f"consumers taking turns) or 3 (0 with the softmaxes taking turns)"))
     if s.psum not in (0, 1):
         out.append(("psum", f"{s.psum} must be 0 (row sums in FP32) or 1 (on the tensor cores)"))
     if not 1 <= s.promote <= 4:

@@ -93,9 +93,9 @@ using W_attn_wg_m64_d64_s1_ps_e4m3_bf16 = WCfg<64, 128, 2, kiln_e4m3, kiln_bf16,
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_ps_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d64_s1_ps_e4m3_bf16, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16, W_attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16)
-// head dim 256: two passes of 128 output columns (bn 128 at sched 0 is the shipped one; bn 64 at sched 1 and 2 are
-// the alternatives it replaced)
-using W_attn_wg_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 1>;
+// head dim 256: two passes of 128 output columns (bn 128 at sched 3, sched 0 with the softmaxes taking turns, is the
+// shipped one; bn 64 at sched 1 and 2 are the alternatives it replaced)
+using W_attn_wg_d256_ps_e4m3_bf16 = WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 3, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_e4m3_bf16, W_attn_wg_d256_ps_e4m3_bf16)
 using W_attn_wg_d256_n64_s1_ps_e4m3_bf16 = WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1, 128, 1, 1>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_ps_e4m3_bf16, W_attn_wg_d256_n64_s1_ps_e4m3_bf16)
