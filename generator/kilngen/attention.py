@@ -144,6 +144,7 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
 
 
 WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
+WGMMA_SCHEDS = (0, 1, 2, 3)  # kiln_attn_wgmma.h SCHED: 1 and 2 hold a second set of P, 2 and 3 alternate two consumers
 # Accumulators a consumer thread may hold: O ((DV + 8 psum) / 2, twice with promotion; DV = min(D, 128): head dim
 # 256 makes two passes of 128 output columns, and its pass state and 8-step S take 8 more) + S (BN / 2) + P's fp8
 # registers (BN / 8, twice with sched 1 or 2). ptxas gives the consumers the registers setmaxnreg raises them to: 232
@@ -182,14 +183,14 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("sched", f"{s.sched} alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in (0, 1, 2, 3) and s.psum in (0, 1):
+    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in WGMMA_SCHEDS and s.psum in (0, 1):
         # (a bad bm, sched or psum is blamed instead)
         out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (bm {s.bm}, sched {s.sched}, psum {s.psum}, promote "
                           f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most "
                           f"{WGMMA_REGS[s.bm]} fit (use bn 64 or sched 0)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
-    if s.sched not in (0, 1, 2, 3):
+    if s.sched not in WGMMA_SCHEDS:
         out.append(("sched", f"{s.sched} must be 0 (tile by tile), 1 (softmax overlapping P V), 2 (1 with the "
                               f"consumers taking turns) or 3 (0 with the softmaxes taking turns)"))
     if s.psum not in (0, 1):

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 from . import attention
-from .attention import is_attention_name
 from .buildtools_amd import WIDTHS, parse_line
 from .model import AMD_INFO, ARCH_INFO, FAMILIES, Arch, Vendor, decode
 
@@ -100,7 +99,7 @@ def amd_report(build: Path, root: Path) -> str:
         for log in sorted((build / "code" / arch.value).glob("*.resources.txt")):
             for line in log.read_text().splitlines():
                 fields = parse_line(line)
-                if is_attention_name(fields["function"]):
+                if attention.is_attention_name(fields["function"]):
                     attn[fields["function"]] = fields
                 elif not fields["function"].endswith("_reduce"):
                     lines[fields["function"]] = fields
