@@ -6,6 +6,8 @@ attention on its own, docs/attention.md), LSE within 1e-2. Skips where the libra
 device; fails where generated/ lists one but the call finds none."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import kilntest as kt
@@ -52,16 +54,19 @@ def make(b, sq, sk, hq, hk, d, per_head=False, outliers=False, v_mean=0.0, unit=
 
 
 def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, out_dtype=None, outliers=False,
-             v_mean=0.0):
+             v_mean=0.0, algo=None, qkv_dtype=None):
     out_dtype = out_dtype or torch.bfloat16
     qf, kf, vf, (sq_, sk_, sv_) = make(b, sq, sk, hq, hk, d, per_head, outliers, v_mean, unit=not descales)
+    if qkv_dtype is not None:  # the same values requantized: the descales stay those of the e4m3 copies
+        qf, kf, vf = (t.float().to(qkv_dtype) for t in (qf, kf, vf))
     ds = dict(q_descale=sq_, k_descale=sk_, v_descale=sv_) if descales else {}
     out = kt.poison_(torch.empty(b, sq, hq, d, dtype=out_dtype, device="cuda"))
-    res, lse = kiln.attention(qf, kf, vf, causal=causal, out=out, return_lse=True, **ds)
+    res, lse = kiln.attention(qf, kf, vf, causal=causal, out=out, return_lse=True, algo=algo, **ds)
     torch.cuda.synchronize()
     assert res is out
     ref, ref_lse = kiln.attention_reference(qf, kf, vf, causal=causal, **ds)
-    what = f"b{b} sq{sq} sk{sk} h{hq}/{hk} d{d} causal={causal} per_head={per_head}"
+    what = (f"b{b} sq{sq} sk{sk} h{hq}/{hk} d{d} causal={causal} per_head={per_head} {qf.dtype}"
+            + (f" {algo.name}" if algo is not None else ""))
     err = kt.check(out, ref, TOL, what)
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen), f"{what}: lse finite where the reference is not (or back)"
@@ -134,6 +139,32 @@ def test_varlen():
             ref, _ = kiln.attention_reference(qf[None, q0:q1], kf[None, k0:k1], vf[None, k0:k1], q_descale=dq,
                                               k_descale=dk, v_descale=dv, causal=causal)
             kt.check(out[q0:q1], ref[0], TOL, f"varlen sequence {i} causal={causal}")
+
+
+def table_attention_kernels() -> list:
+    """Names of the attention kernels generated/ holds for the device arch (file names: Attn_..._<ARCH>)."""
+    suffix = "_" + kt.arch().upper()
+    return sorted({p.name.split(".")[0] for p in kt.GENERATED.rglob("Attn_*")
+                   if p.is_file() and p.name.split(".")[0].endswith(suffix)})
+
+
+def test_every_attention_kernel():
+    """Each attention kernel of the table, forced with algo=: e4m3 with and without the causal mask on lengths that
+    are not multiples of any tile (GQA 2:1), e5m2 once, and queries > keys causal (whole tiles of rows fully masked).
+    The selection would reach only some of them on the suite's shapes (the bm 64 / 128 and mma / wgmma choices)."""
+    require()
+    names = table_attention_kernels()
+    if not names:
+        pytest.skip(f"no attention kernels under {kt.GENERATED} for {kt.arch()}")
+    e5m2 = torch.float8_e5m2fnuz if kt.arch().startswith("gfx9") else torch.float8_e5m2
+    for i, name in enumerate(names):
+        torch.manual_seed(100 + i)
+        d = int(re.search(r"_D(\d+)_", name).group(1))
+        algo = kiln.algo_by_name(name)
+        run_case(1, 129, 300, 4, 2, d, algo=algo)
+        run_case(1, 129, 300, 4, 2, d, causal=True, algo=algo)
+        run_case(2, 200, 77, 2, 1, d, causal=True, algo=algo)
+        run_case(1, 70, 190, 2, 2, d, algo=algo, qkv_dtype=e5m2)
 
 
 def test_bad_calls():

@@ -55,8 +55,10 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
               return_lse=False, out=None, algo=None):
     """softmax(softmax_scale * q_descale * k_descale * Q K^T [causal]) V * v_descale per (batch, head), fp8 Q, K, V
     -> bf16 (default) or f16. Returns out, or (out, lse) with return_lse (lse float32 (batch, heads, seq); varlen:
-    (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b])."""
-    from ._handle import handle
+    (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b]). algo: an AlgoInfo (kiln.algo_by_name of
+    an attention kernel's name) or a kiln_algo forces that kernel; kiln_attn_run refuses one that does not take the
+    problem."""
+    from ._handle import as_kiln_algo, handle
     from ._fastpath import _bind_stream
     from ._tensors import device_index, kiln_dtype
     from ._types import FP8_DTYPES
@@ -65,6 +67,7 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{WHAT}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    algo = as_kiln_algo(algo)  # (a TypeError before anything is allocated)
     qkv = kiln_dtype(q, what="q")
     if qkv not in FP8_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
         raise TypeError(f"{WHAT}: q, k and v are fp8 of one type (quantize with kiln.quantize_qkv), got {q.dtype}, "
