@@ -167,6 +167,45 @@ def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
     return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1], "runs": len(ms)}
 
 
+def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int = 5) -> tuple:
+    """(time_fn-style dict of fa, of fb), the two timed in alternating blocks of `block` calls (A B, B A, A B, ...):
+    both sides run under the same clocks and temperature, so a long power-limited kernel's ratio does not carry the
+    drift between two back-to-back timing runs. Each side's calls rotate through sets as in time_fn."""
+    n_warm = max(warmup, 1)
+    est = []
+    for fn in (fa, fb):
+        w0, w1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        w0.record()
+        for i in range(n_warm):
+            fn(sets[i % len(sets)])
+        w1.record()
+        torch.cuda.synchronize()
+        est.append(w0.elapsed_time(w1) / n_warm)
+    iters = min(budget_iters(iters, e, budget_s / 2) for e in est)
+    events = ([], [])
+    if hasattr(torch.cuda, "_sleep"):
+        torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
+    done = [0, 0]
+    r = 0
+    while min(done) < iters:
+        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+            fn = (fa, fb)[side]
+            for _ in range(min(block, iters - done[side])):
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                fn(sets[done[side] % len(sets)])
+                e1.record()
+                events[side].append((e0, e1))
+                done[side] += 1
+        r += 1
+    torch.cuda.synchronize()
+    out = []
+    for side in events:
+        ms = sorted(s.elapsed_time(e) for s, e in side)
+        out.append({"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1], "runs": len(ms)})
+    return tuple(out)
+
+
 def rel_l2(x, ref) -> float:
     x, ref = x.double(), ref.double()
     return ((x - ref).norm() / ref.norm()).item()

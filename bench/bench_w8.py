@@ -16,7 +16,9 @@ Cases (weights [N, K] quantized per output channel; kiln: mixed_mm(x, prepacked,
 NK = (8192, 8192), (28672, 4096), (4096, 14336), (57344, 8192).
 
 ratio = baseline ms / kiln ms (> 1: kiln is faster). GPU times are medians of event-timed calls queued behind a
-GPU sleep (bench_gemm.time_fn), rotating through enough input sets to keep the weights out of L2.
+GPU sleep, rotating through enough input sets to keep the weights out of L2; kiln and the baseline are timed in
+alternating blocks of 5 calls (bench_gemm.time_pair), so that both run under the same clocks (the power-limited
+prefill rows moved by up to 10 % between two back-to-back timing runs).
 
 Summary (JSON "summary", printed last): decode_m1_16_geomean_vs_f16, decode_m64_128_geomean_vs_f16,
 prefill_8192_e4m3_vs_compile, prefill_8192_e5m2_vs_compile, prefill_m4096_min_vs_compile,
@@ -46,8 +48,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import (PLOT_LATER, geomean, git_commit, n_sets_for, plot_cases, rel_l2, tflops, time_fn,  # noqa: E402
-                        write_report)
+from bench_gemm import (PLOT_LATER, geomean, git_commit, n_sets_for, plot_cases, rel_l2, tflops,  # noqa: E402
+                        time_pair, write_report)
 
 try:
     import torch
@@ -162,8 +164,7 @@ def gemm_row(spec: Spec, args) -> dict:
         mine = ours(sets[0]).clone()
         row["rel_l2"] = rel_l2(mine, theirs(sets[0]))
         del mine
-        t_k = time_fn(ours, sets, args.warmup, args.iters, args.budget_s)
-        t_b = time_fn(theirs, sets, args.warmup, args.iters, args.budget_s)
+        t_k, t_b = time_pair(ours, theirs, sets, args.warmup, args.iters, 2 * args.budget_s)
         row.update(kiln_ms=t_k["median_ms"], base_ms=t_b["median_ms"], ratio=t_b["median_ms"] / t_k["median_ms"],
                    kiln_min_ms=t_k["min_ms"], base_min_ms=t_b["min_ms"],
                    kiln_tflops=tflops(2.0 * m * n * k, t_k["median_ms"]),
@@ -238,8 +239,7 @@ def mlp_rows(args) -> list:
                         r_b()
                     torch.cuda.synchronize()
                     row["rel_l2"] = rel_l2(y_k, y_b)
-                    t_k = time_fn(f_k, [None], args.warmup, args.iters, args.budget_s)
-                    t_b = time_fn(f_b, [None], args.warmup, args.iters, args.budget_s)
+                    t_k, t_b = time_pair(f_k, f_b, [None], args.warmup, args.iters, 2 * args.budget_s)
                 row.update(kiln_ms=t_k["median_ms"], base_ms=t_b["median_ms"],
                            ratio=t_b["median_ms"] / t_k["median_ms"])
             except Exception as exc:  # noqa: BLE001

@@ -57,7 +57,7 @@ def run_case(b, sq, sk, hq, hk, d, causal=False, per_head=False, descales=True, 
              v_mean=0.0, algo=None, qkv_dtype=None):
     out_dtype = out_dtype or torch.bfloat16
     qf, kf, vf, (sq_, sk_, sv_) = make(b, sq, sk, hq, hk, d, per_head, outliers, v_mean, unit=not descales)
-    if qkv_dtype is not None:  # the same values requantized: the descales stay those of the e4m3 copies
+    if qkv_dtype is not None and qkv_dtype != qf.dtype:  # the same values requantized, the descales kept
         qf, kf, vf = (t.float().to(qkv_dtype) for t in (qf, kf, vf))
     ds = dict(q_descale=sq_, k_descale=sk_, v_descale=sv_) if descales else {}
     out = kt.poison_(torch.empty(b, sq, hq, d, dtype=out_dtype, device="cuda"))
@@ -141,30 +141,36 @@ def test_varlen():
             kt.check(out[q0:q1], ref[0], TOL, f"varlen sequence {i} causal={causal}")
 
 
-def table_attention_kernels() -> list:
-    """Names of the attention kernels generated/ holds for the device arch (file names: Attn_..._<ARCH>)."""
+def table_attention_kernels(types: str) -> list:
+    """Names of the attention kernels generated/ holds for the device arch with this type token (file names:
+    Attn_<types>_..._<ARCH>)."""
     suffix = "_" + kt.arch().upper()
-    return sorted({p.name.split(".")[0] for p in kt.GENERATED.rglob("Attn_*")
+    return sorted({p.name.split(".")[0] for p in kt.GENERATED.rglob(f"Attn_{types}_*")
                    if p.is_file() and p.name.split(".")[0].endswith(suffix)})
 
 
-def test_every_attention_kernel():
-    """Each attention kernel of the table, forced with algo=: e4m3 with and without the causal mask on lengths that
-    are not multiples of any tile (GQA 2:1), e5m2 once, and queries > keys causal (whole tiles of rows fully masked).
-    The selection would reach only some of them on the suite's shapes (the bm 64 / 128 and mma / wgmma choices)."""
+# the type token of a kernel name (generator: attention.py) -> fp8 Q, K, V and the output
+_QKV = {"F8": "float8_e4m3fn", "B8": "float8_e5m2", "F8N": "float8_e4m3fnuz", "B8N": "float8_e5m2fnuz"}
+_O = {"B": "bfloat16", "H": "float16"}
+
+
+@pytest.mark.parametrize("types", ["F8B", "F8H", "B8B", "B8H", "F8NB", "F8NH", "B8NB", "B8NH"])
+def test_every_attention_kernel(types):
+    """Each attention kernel of the table, forced with algo= (the selection reaches only some of them on the suite's
+    shapes: bm 64 / 128, mma / wgmma): lengths that are not multiples of any tile with GQA 2:1, with and without the
+    causal mask, and more queries than keys causal (whole tiles of rows fully masked)."""
     require()
-    names = table_attention_kernels()
+    names = table_attention_kernels(types)
     if not names:
-        pytest.skip(f"no attention kernels under {kt.GENERATED} for {kt.arch()}")
-    e5m2 = torch.float8_e5m2fnuz if kt.arch().startswith("gfx9") else torch.float8_e5m2
+        pytest.skip(f"no {types} attention kernels under {kt.GENERATED} for {kt.arch()}")
+    qkv, out = getattr(torch, _QKV[types[:-1]]), getattr(torch, _O[types[-1]])
     for i, name in enumerate(names):
         torch.manual_seed(100 + i)
         d = int(re.search(r"_D(\d+)_", name).group(1))
         algo = kiln.algo_by_name(name)
-        run_case(1, 129, 300, 4, 2, d, algo=algo)
-        run_case(1, 129, 300, 4, 2, d, causal=True, algo=algo)
-        run_case(2, 200, 77, 2, 1, d, causal=True, algo=algo)
-        run_case(1, 70, 190, 2, 2, d, algo=algo, qkv_dtype=e5m2)
+        run_case(1, 129, 300, 4, 2, d, algo=algo, qkv_dtype=qkv, out_dtype=out)
+        run_case(1, 129, 300, 4, 2, d, causal=True, algo=algo, qkv_dtype=qkv, out_dtype=out)
+        run_case(2, 200, 77, 2, 1, d, causal=True, algo=algo, qkv_dtype=qkv, out_dtype=out)
 
 
 def test_bad_calls():

@@ -5,11 +5,13 @@
 //   warp 0 (the filler): for each stage, waits on the stage's empty barrier, copies ROW floats from global memory
 //     with 4-byte cp.async, and arrives on the stage's full barrier (init count 32: one arrival a lane);
 //       mode 0: cp.async.mbarrier.arrive.noinc (the arrival happens when the lane's copies have landed);
-//       mode 1: cp.async.wait_all, then a plain mbarrier.arrive (an ordering racecheck sees as a release);
+//       mode 1: cp.async.wait_all, then a plain mbarrier.arrive (release semantics at CTA scope);
+//       mode 2: no cp.async: ld.global and st.shared by the lanes themselves, then a plain mbarrier.arrive (whether
+//         the tool models mbarrier synchronization at all);
 //   warps 1..4 (the readers): wait on the full barrier, sum the stage with ld.shared, then __threadfence_block,
 //     __syncwarp and one arrival a warp on the empty barrier (init count 4), as the kernels' release_read does.
-// Both modes are correct by the PTX memory model: the readers' sums must equal the host's. Prints one line per mode
-// (both, or the one named by the argument); run one mode at a time under `compute-sanitizer --tool racecheck` to see
+// All three modes are correct by the PTX memory model: the readers' sums must equal the host's. Prints one line per mode
+// (all, or the one named by the argument); run one mode at a time under `compute-sanitizer --tool racecheck` to see
 // which one the tool reports (tests/gpu/device_run.sh does):
 //   nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a tests/gpu/sanitizer/cp_async_ring.cu -o /tmp/ring
 //   compute-sanitizer --tool racecheck /tmp/ring 0
@@ -57,6 +59,13 @@ __global__ void ring(const float *src, float *sums, int mode) {
         for (int it = 0; it < ITERS; ++it) {
             const int s = it % STAGES;
             bar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+            if (mode == 2) {
+                for (int i = lane; i < ROW; i += 32)
+                    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(smem_u32(&slot[s][i])), "f"(src[(size_t)it * ROW + i])
+                                 : "memory");
+                bar_arrive(&full[s]);
+                continue;
+            }
             for (int i = lane; i < ROW; i += 32)
                 asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_u32(&slot[s][i])),
                              "l"(src + (size_t)it * ROW + i)
@@ -106,7 +115,7 @@ int main(int argc, char **argv) {
     }
     cudaMemcpy(src, h, n * sizeof(float), cudaMemcpyHostToDevice);
     int bad = 0;
-    for (int mode = 0; mode < 2; ++mode) {
+    for (int mode = 0; mode < 3; ++mode) {
         if (only >= 0 && mode != only) continue;
         cudaMemset(sums, 0xff, READERS * sizeof(float));
         ring<<<1, 32 * (READERS + 1)>>>(src, sums, mode);
@@ -115,7 +124,9 @@ int main(int argc, char **argv) {
         int ok = e == cudaSuccess;
         for (int r = 0; ok && r < READERS; ++r) ok = (double)got[r] == want;
         printf("mode %d (%s): %s (reader 0 sum %.1f, want %.1f)\n", mode,
-               mode == 0 ? "cp.async.mbarrier.arrive.noinc" : "cp.async.wait_all + mbarrier.arrive",
+               mode == 0 ? "cp.async.mbarrier.arrive.noinc"
+               : mode == 1 ? "cp.async.wait_all + mbarrier.arrive"
+                           : "st.shared + mbarrier.arrive",
                ok ? "sums right" : (e != cudaSuccess ? cudaGetErrorString(e) : "SUMS WRONG"), (double)got[0], want);
         bad |= !ok;
     }
