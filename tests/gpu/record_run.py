@@ -16,7 +16,8 @@ Each row is one run of the GPU suite (`tests/gpu`, `bash tests/gpu/device_run.sh
 tested, the device, pass/fail/skip counts, how many of the arch's table kernels ran, and the compute-sanitizer
 results (memcheck on the scaled_mm / mixed_mm / gemm / grouped / attention tests, racecheck on the example and
 the attention tests). Raw records:
-[gpu-runs.jsonl](gpu-runs.jsonl).
+[gpu-runs.jsonl](gpu-runs.jsonl). What racecheck does and does not follow (mbarriers, `bar.arrive` hand-overs) and
+the kernels it leaves out: [sanitizers.md](sanitizers.md).
 
 | time (UTC) | commit | device | arch | passed | failed | skipped | kernels run | memcheck | racecheck |
 |---|---|---|---|---|---|---|---|---|---|

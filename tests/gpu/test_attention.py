@@ -6,6 +6,7 @@ attention on its own, docs/attention.md), LSE within 1e-2. Skips where the libra
 device; fails where generated/ lists one but the call finds none."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -161,6 +162,10 @@ def test_every_attention_kernel(types):
     causal mask, and more queries than keys causal (whole tiles of rows fully masked)."""
     require()
     names = table_attention_kernels(types)
+    # KILN_TEST_ATTN_SKIP: kernels whose names contain it are left out (tests/gpu/device_run.sh: racecheck does not
+    # finish the schedule-3 kernels, docs/sanitizers.md)
+    leave_out = os.environ.get("KILN_TEST_ATTN_SKIP")
+    names = [n for n in names if not leave_out or leave_out not in n]
     if not names:
         pytest.skip(f"no {types} attention kernels under {kt.GENERATED} for {kt.arch()}")
     qkv, out = getattr(torch, _QKV[types[:-1]]), getattr(torch, _O[types[-1]])
