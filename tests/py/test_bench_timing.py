@@ -1,0 +1,98 @@
+"""bench_gemm.time_pair without a GPU: a stand-in torch whose events read a fake GPU clock that each timed call
+advances by that side's cost. Checks the alternation (A B, B A, ...), the equal call counts, the rotation through
+input sets, the time budget, and that the medians are each side's own."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import bench_gemm  # noqa: E402
+
+
+class FakeTorch:
+    """torch.cuda.Event / synchronize over a clock that the benchmarked functions advance."""
+
+    def __init__(self):
+        self.now = 0.0
+        outer = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                self.t = outer.now
+
+            def elapsed_time(self, end):
+                return end.t - self.t
+
+        class Cuda:
+            pass
+
+        self.cuda = Cuda()
+        self.cuda.Event = Event
+        self.cuda.synchronize = lambda: None
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    t = FakeTorch()
+    monkeypatch.setattr(bench_gemm, "torch", t)
+    return t
+
+
+def test_alternating_blocks(fake):
+    calls = []
+
+    def side(name, ms):
+        def fn(s):
+            calls.append((name, s))
+            fake.now += ms
+        return fn
+
+    a, b = side("a", 2.0), side("b", 3.0)
+    ta, tb = bench_gemm.time_pair(a, b, ["s0", "s1", "s2"], warmup=2, iters=12, budget_s=10.0, block=5)
+    timed = calls[4:]  # after two warm-up calls a side
+    assert [c[0] for c in calls[:4]] == ["a", "a", "b", "b"]
+    order = "".join(c[0] for c in timed)
+    assert order == "aaaaabbbbb" + "bbbbbaaaaa" + "aabb", order
+    assert ta == {"median_ms": 2.0, "min_ms": 2.0, "max_ms": 2.0, "runs": 12}
+    assert tb == {"median_ms": 3.0, "min_ms": 3.0, "max_ms": 3.0, "runs": 12}
+    # each side walks the sets in order, from the first
+    assert [s for n, s in timed if n == "a"][:4] == ["s0", "s1", "s2", "s0"]
+    assert [s for n, s in timed if n == "b"][:4] == ["s0", "s1", "s2", "s0"]
+
+
+def test_budget_cuts_both_sides_alike(fake):
+    def slow(s):
+        fake.now += 50.0
+
+    def fast(s):
+        fake.now += 1.0
+
+    ts, tf = bench_gemm.time_pair(slow, fast, [None], warmup=1, iters=100, budget_s=1.0)
+    # half the budget a side: 500 ms / 50 ms = 10 calls of the slow one, and the fast one is held to the same count
+    assert ts["runs"] == tf["runs"] == max(bench_gemm.MIN_ITERS, 10)
+    assert ts["median_ms"] == 50.0 and tf["median_ms"] == 1.0
+
+
+def test_drift_reaches_both_sides(fake):
+    """A clock that slows down over the run (a heating GPU) slows both sides' medians alike: the ratio stays."""
+    n = {"calls": 0}
+
+    def drifting(base):
+        def fn(s):
+            n["calls"] += 1
+            fake.now += base * (1.0 + n["calls"] / 200.0)
+        return fn
+
+    ta, tb = bench_gemm.time_pair(drifting(1.0), drifting(2.0), [None], warmup=1, iters=50, budget_s=100.0)
+    assert abs(tb["median_ms"] / ta["median_ms"] - 2.0) < 0.02
+    # the same two sides timed one after the other (time_fn) carry the drift into the ratio
+    n["calls"] = 0
+    ta = bench_gemm.time_fn(drifting(1.0), [None], 1, 50, 100.0)
+    tb = bench_gemm.time_fn(drifting(2.0), [None], 1, 50, 100.0)
+    assert tb["median_ms"] / ta["median_ms"] > 2.2
