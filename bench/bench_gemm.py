@@ -142,10 +142,8 @@ def budget_iters(iters: int, est_ms: float, budget_s: float) -> int:
     return max(min(iters, MIN_ITERS), min(iters, int(budget_s * 1e3 / est_ms)))
 
 
-def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
-    """Median GPU milliseconds of fn(inputs) over (up to) iters calls, rotating through sets.
-
-    The warm-up (at least one call) is timed as a whole to estimate one call, which sizes the timed loop."""
+def _warm_ms(fn, sets, warmup: int) -> float:
+    """Runs fn max(warmup, 1) times (rotating through sets), timed as a whole: the estimate of one call."""
     n_warm = max(warmup, 1)
     w0, w1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     w0.record()
@@ -153,7 +151,19 @@ def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
         fn(sets[i % len(sets)])
     w1.record()
     torch.cuda.synchronize()
-    iters = budget_iters(iters, w0.elapsed_time(w1) / n_warm, budget_s)
+    return w0.elapsed_time(w1) / n_warm
+
+
+def _summary(pairs) -> dict:
+    ms = sorted(s.elapsed_time(e) for s, e in pairs)
+    return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1], "runs": len(ms)}
+
+
+def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
+    """Median GPU milliseconds of fn(inputs) over (up to) iters calls, rotating through sets.
+
+    The warm-up (at least one call) is timed as a whole to estimate one call, which sizes the timed loop."""
+    iters = budget_iters(iters, _warm_ms(fn, sets, warmup), budget_s)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     if hasattr(torch.cuda, "_sleep"):
@@ -163,24 +173,15 @@ def time_fn(fn, sets, warmup: int, iters: int, budget_s: float) -> dict:
         fn(sets[i % len(sets)])
         ends[i].record()
     torch.cuda.synchronize()
-    ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-    return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1], "runs": len(ms)}
+    return _summary(zip(starts, ends))
 
 
 def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int = 5) -> tuple:
     """(time_fn-style dict of fa, of fb), the two timed in alternating blocks of `block` calls (A B, B A, A B, ...):
     both sides run under the same clocks and temperature, so a long power-limited kernel's ratio does not carry the
-    drift between two back-to-back timing runs. Each side's calls rotate through sets as in time_fn."""
-    n_warm = max(warmup, 1)
-    est = []
-    for fn in (fa, fb):
-        w0, w1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        w0.record()
-        for i in range(n_warm):
-            fn(sets[i % len(sets)])
-        w1.record()
-        torch.cuda.synchronize()
-        est.append(w0.elapsed_time(w1) / n_warm)
+    drift between two back-to-back timing runs. Each side's calls rotate through sets as in time_fn; the budget is
+    shared, and both sides get the call count the slower one leaves."""
+    est = [_warm_ms(fn, sets, warmup) for fn in (fa, fb)]
     iters = min(budget_iters(iters, e, budget_s / 2) for e in est)
     events = ([], [])
     if hasattr(torch.cuda, "_sleep"):
@@ -199,11 +200,7 @@ def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int
                 done[side] += 1
         r += 1
     torch.cuda.synchronize()
-    out = []
-    for side in events:
-        ms = sorted(s.elapsed_time(e) for s, e in side)
-        out.append({"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1], "runs": len(ms)})
-    return tuple(out)
+    return _summary(events[0]), _summary(events[1])
 
 
 def rel_l2(x, ref) -> float:
