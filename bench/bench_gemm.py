@@ -17,8 +17,10 @@ Cases (DESIGN.md performance anchors; --cases picks a subset, default all):
 Timing: CUDA events around each call, after warm-up; the host queues the timed calls behind a GPU sleep so that each
 event pair measures GPU time, not Python; median of --iters runs (fewer, down to MIN_ITERS, where --iters runs would
 take longer than --budget-s by the warm-up's estimate); small problems rotate through several input sets so that the
-L2 cache does not hold them. Each case also compares kiln's output with the baseline's once (relative L2), so a fast
-wrong kernel shows. ratio = baseline ms / kiln ms (> 1: kiln is faster).
+L2 cache does not hold them. kiln and the baseline are timed in alternating blocks of 5 calls (time_pair), so that
+both run under the same clocks: a power-limited GEMM's clock drifts between two back-to-back timing runs. Each case
+also compares kiln's output with the baseline's once (relative L2), so a fast wrong kernel shows. ratio = baseline
+ms / kiln ms (> 1: kiln is faster).
 
 Summary (JSON "summary", the Markdown's Summary, printed last; None / n/a where the rows are missing or failed):
 fp8_8192_ratio; fp8_m4096_geomean_ratio and fp8_m4096_min_ratio (geometric mean and smallest ratio over the six
@@ -350,8 +352,7 @@ def run_case(spec: Spec, args) -> dict:
         mine = case.ours(sets[0]).clone()
         row["rel_l2"] = rel_l2(mine, case.theirs(sets[0]))
         del mine
-        t_k = time_fn(case.ours, sets, args.warmup, args.iters, args.budget_s)
-        t_b = time_fn(case.theirs, sets, args.warmup, args.iters, args.budget_s)
+        t_k, t_b = time_pair(case.ours, case.theirs, sets, args.warmup, args.iters, 2 * args.budget_s)
         row.update(timing_fields(2.0 * spec.m * spec.n * spec.k, t_k, t_b))
     except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others
         row["error"] = f"{type(exc).__name__}: {exc}"

@@ -14,8 +14,9 @@ Inputs: bf16 randn quantized with kiln.quantize_per_token_group / quantize_per_b
 [ceil(N/128), ceil(K/128)] row-major, kiln's defaults). Before anything is timed, each side's result on the first
 input set is checked against the float64 blockwise reference (kiln.block_scaled_reference): relative L2 <= 1e-2 and
 every element finite, or the row reports the wrong result and that side is not timed. Timing is bench_gemm.py's
-(time_fn: CUDA events, the host queued behind a GPU sleep, median of up to --iters runs within --budget-s, input sets
-rotated so that L2 does not hold them).
+(CUDA events, the host queued behind a GPU sleep, median of up to --iters runs within --budget-s, input sets
+rotated so that L2 does not hold them); where both sides' results are right, the block-scaled rows time kiln and
+cuBLASLt in alternating blocks of 5 calls (time_pair), the grouped parts one after the other (time_fn).
 
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
@@ -52,7 +53,7 @@ if str(HERE) not in sys.path:
 import kiln  # noqa: E402
 import moe_grouped  # noqa: E402
 from bench_gemm import (MIN_ITERS, PLOT_LATER, geomean, git_commit, n_sets_for, parse_shapes,  # noqa: E402
-                        plot_cases, tflops, time_fn, write_report)
+                        plot_cases, tflops, time_fn, time_pair, write_report)
 
 try:
     import torch
@@ -192,27 +193,38 @@ def run_block(spec: Spec, args) -> dict:
         bad = wrong_result("kiln", rel, finite)
         if bad:
             row["error"] = bad
-        else:
-            t = time_fn(ours, sets, args.warmup, args.iters, args.budget_s)
-            row.update(kiln_ms=t["median_ms"], kiln_min_ms=t["min_ms"], kiln_runs=t["runs"],
-                       kiln_tflops=tflops(spec.flops, t["median_ms"]))
     except Exception as exc:  # noqa: BLE001 - one broken shape must not hide the others
         row["error"] = f"kiln: {type(exc).__name__}: {exc}"
+    kiln_ok = "error" not in row
 
-    # cuBLASLt blockwise through torch: checked, then timed; an anchor only when its result is right
+    # cuBLASLt blockwise through torch: checked; an anchor only when its result is right
     variant, status, theirs = pick_torch_layout(sets, ref)
     row["cublaslt_blockwise"] = status
+    lt_ok = False
     if theirs is not None:
         rel, finite = rel_l2_and_finite(theirs, ref)
         row["cublaslt_rel_l2"] = rel
         bad = wrong_result("cuBLASLt", rel, finite)
         if bad:
             row["cublaslt_blockwise"] = f"{status}; {bad}: not an anchor"
-        else:
-            t = time_fn(torch_blockwise, sets, args.warmup, args.iters, args.budget_s)
-            row.update(cublaslt_ms=t["median_ms"], cublaslt_runs=t["runs"],
-                       cublaslt_tflops=tflops(spec.flops, t["median_ms"]))
+        lt_ok = not bad
     del ref, theirs
+
+    # timed: the two in alternating blocks where both are right (bench_gemm.time_pair), else the one that is
+    try:
+        if kiln_ok and lt_ok:
+            t, t_lt = time_pair(ours, torch_blockwise, sets, args.warmup, args.iters, 2 * args.budget_s)
+        else:
+            t = time_fn(ours, sets, args.warmup, args.iters, args.budget_s) if kiln_ok else None
+            t_lt = time_fn(torch_blockwise, sets, args.warmup, args.iters, args.budget_s) if lt_ok else None
+        if t is not None:
+            row.update(kiln_ms=t["median_ms"], kiln_min_ms=t["min_ms"], kiln_runs=t["runs"],
+                       kiln_tflops=tflops(spec.flops, t["median_ms"]))
+        if t_lt is not None:
+            row.update(cublaslt_ms=t_lt["median_ms"], cublaslt_runs=t_lt["runs"],
+                       cublaslt_tflops=tflops(spec.flops, t_lt["median_ms"]))
+    except Exception as exc:  # noqa: BLE001
+        row["error"] = f"timing: {type(exc).__name__}: {exc}"
 
     candidates = [(v, src) for v, src in ((row.get("cublaslt_tflops"), "cuBLASLt"), (published, "DeepGEMM H800"))
                   if v is not None]
