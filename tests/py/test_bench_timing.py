@@ -96,3 +96,20 @@ def test_drift_reaches_both_sides(fake):
     ta = bench_gemm.time_fn(drifting(1.0), [None], 1, 50, 100.0)
     tb = bench_gemm.time_fn(drifting(2.0), [None], 1, 50, 100.0)
     assert tb["median_ms"] / ta["median_ms"] > 2.2
+
+
+def test_bench_w8_summary_says_which_side_of_each_target():
+    """bench_w8's summary lines on its self-check rows, and on a value that rounds onto its target from below."""
+    import subprocess
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    r = subprocess.run([sys.executable, str(bench / "bench_w8.py"), "--self-check"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "self-check passed" in r.stdout
+    assert "geomean 2.000 (meets >= 1.8)" in r.stdout and "min 0.900 (misses >= 1.0)" in r.stdout, r.stdout
+    import bench_w8
+
+    assert bench_w8._vs(1.7999557, 1.8) == "1.79996 (misses >= 1.8)"
+    assert bench_w8._vs(1.168, 1.25, at_most=True) == "1.168 (meets <= 1.25)"
+    assert bench_w8._vs(None, 1.0) == "n/a"
