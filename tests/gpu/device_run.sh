@@ -3,7 +3,10 @@
 # Usage (on the GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tests/gpu/device_run.sh [bench args]
 #   KILN_BENCH=moe / attn / w8: bench_moe.py (block-scaled and grouped) / bench_attn.py / bench_w8.py (weight-only
 #   fp8) instead of bench_gemm.py; KILN_SKIP_ATTN=1 skips the attention harness, KILN_SKIP_SANITIZERS=1 /
-#   KILN_SKIP_BENCH=1 / KILN_SKIP_SASS=1 the sanitizers / the benchmark / the SASS census.
+#   KILN_SKIP_BENCH=1 / KILN_SKIP_SASS=1 / KILN_SKIP_SUITE=1 the sanitizers / the benchmark / the SASS census / the
+#   GPU suite. The build (~5-7 minutes) and the sanitizers do not fit one 10-minute device command together with the
+#   suite: run the suite in one call and, on the still-warm machine (the build is kept), KILN_SKIP_SUITE=1
+#   KILN_SKIP_BENCH=1 KILN_SKIP_ATTN=1 for the sanitizers.
 # Writes under $OUT: build.log, pytest.log, gpu_run.jsonl, memcheck.log, racecheck.log, bench.json/.md.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
@@ -23,8 +26,10 @@ grep -h "ptxas serialized" "$OUT/build.log" | head -5  # kernels whose wgmma ptx
 build/kiln_example | tail -2
 
 export KILN_LIBRARY="$PWD/build/libkiln.so" KILN_COMMIT="${KILN_COMMIT:-unknown}" KILN_GPU_LOG="$OUT/gpu_run.jsonl"
-"$PY" -m pytest -q -p no:cacheprovider tests/gpu >"$OUT/pytest.log" 2>&1
-echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
+if [ "${KILN_SKIP_SUITE:-0}" != 1 ]; then
+    "$PY" -m pytest -q -p no:cacheprovider tests/gpu >"$OUT/pytest.log" 2>&1
+    echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
+fi
 
 # SASS of the wgmma kernels: the main loop must issue QGMMA (fp8) / HGMMA (16-bit) and nothing may touch local memory.
 # One cuobjdump per code object, as many at once as there are cores (one after another they took ~4 minutes of the
