@@ -71,19 +71,16 @@ if [ "${KILN_SKIP_SANITIZERS:-0}" != 1 ]; then
     KILN_GPU_LOG= timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$PY" -m pytest -q -p no:cacheprovider \
         tests/gpu/test_scaled_mm.py -k cluster_split >>"$OUT/racecheck.log" 2>&1
     echo "racecheck (fp8 cluster split-K) rc=$?: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
-    # Does racecheck follow an arrival cp.async.mbarrier.arrive.noinc ties to a warp's copies (the block-scaled scale
-    # warp's ring)? The same ring alone, three ways of filling a stage (tests/gpu/sanitizer/cp_async_ring.cu).
-    if nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a tests/gpu/sanitizer/cp_async_ring.cu -o "$OUT/ring" >"$OUT/ring_build.log" 2>&1; then
-        for mode in 0 1 2; do
-            timeout 60 compute-sanitizer --tool racecheck "$OUT/ring" "$mode" >"$OUT/racecheck_ring$mode.log" 2>&1
-            echo "racecheck (cp.async ring, mode $mode) rc=$?: $(grep -E '^mode|RACECHECK SUMMARY' "$OUT/racecheck_ring$mode.log" | tr '\n' ' ')"
-        done
-    fi
-    # ... and the attention kernels' turns through bar.sync / bar.arrive (tests/gpu/sanitizer/named_turns.cu)
-    if nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a tests/gpu/sanitizer/named_turns.cu -o "$OUT/turns" >"$OUT/turns_build.log" 2>&1; then
-        timeout 60 compute-sanitizer --tool racecheck "$OUT/turns" >"$OUT/racecheck_turns.log" 2>&1
-        echo "racecheck (named-barrier turns) rc=$?: $(grep -E '^turns|RACECHECK SUMMARY' "$OUT/racecheck_turns.log" | tr '\n' ' ')"
-    fi
+    # What racecheck follows, on correct probe programs (tests/gpu/sanitizer/, docs/sanitizers.md): the block-scaled
+    # scale warp's mbarrier ring filled three ways, and the attention kernels' turns through bar.sync / bar.arrive.
+    race_probe() {  # race_probe <source stem> <label> [mode]
+        [ -x "$OUT/$1" ] || nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "tests/gpu/sanitizer/$1.cu" \
+            -o "$OUT/$1" >"$OUT/$1_build.log" 2>&1 || return 0
+        timeout 60 compute-sanitizer --tool racecheck "$OUT/$1" ${3:-} >"$OUT/racecheck_$1${3:-}.log" 2>&1
+        echo "racecheck ($2) rc=$?: $(grep -E '^(mode|turns)|RACECHECK SUMMARY' "$OUT/racecheck_$1${3:-}.log" | tr '\n' ' ')"
+    }
+    for mode in 0 1 2; do race_probe cp_async_ring "mbarrier ring, mode $mode" "$mode"; done
+    race_probe named_turns "named-barrier turns"
     # the attention kernels (wgmma: producer transposes into shared memory the consumers' wgmma read), and every
     # e4m3 -> bf16 table kernel forced once (test_every_attention_kernel), but the schedule-3 ones: under racecheck
     # they do not finish (one CTA, one key tile: > 120 s; docs/sanitizers.md). synccheck (named barriers, the turns

@@ -7,7 +7,6 @@ device; fails where generated/ lists one but the call finds none."""
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 
@@ -143,16 +142,12 @@ def test_varlen():
 
 
 def table_attention_kernels(types: str) -> list:
-    """Names of the attention kernels generated/ holds for the device arch with this type token (file names:
-    Attn_<types>_..._<ARCH>)."""
-    suffix = "_" + kt.arch().upper()
-    return sorted({p.name.split(".")[0] for p in kt.GENERATED.rglob(f"Attn_{types}_*")
-                   if p.is_file() and p.name.split(".")[0].endswith(suffix)})
-
-
-# the type token of a kernel name (generator: attention.py) -> fp8 Q, K, V and the output
-_QKV = {"F8": "float8_e4m3fn", "B8": "float8_e5m2", "F8N": "float8_e4m3fnuz", "B8N": "float8_e5m2fnuz"}
-_O = {"B": "bfloat16", "H": "float16"}
+    """(name, the generator's decoding of it) of each attention kernel generated/ holds for the device arch with this
+    type token (file names Attn_<types>_...)."""
+    from kilngen import attention as attn_gen
+    names = sorted({p.name.split(".")[0] for p in kt.GENERATED.rglob(f"Attn_{types}_*") if p.is_file()})
+    sols = [(n, attn_gen.decode(n)) for n in names]
+    return [(n, s) for n, s in sols if s.arch.value == kt.arch()]
 
 
 @pytest.mark.parametrize("types", ["F8B", "F8H", "B8B", "B8H", "F8NB", "F8NH", "B8NB", "B8NH"])
@@ -161,17 +156,16 @@ def test_every_attention_kernel(types):
     shapes: bm 64 / 128, mma / wgmma): lengths that are not multiples of any tile with GQA 2:1, with and without the
     causal mask, and more queries than keys causal (whole tiles of rows fully masked)."""
     require()
-    names = table_attention_kernels(types)
+    kernels = table_attention_kernels(types)
     # KILN_TEST_ATTN_SKIP: kernels whose names contain it are left out (tests/gpu/device_run.sh: racecheck does not
     # finish the schedule-3 kernels, docs/sanitizers.md)
     leave_out = os.environ.get("KILN_TEST_ATTN_SKIP")
-    names = [n for n in names if not leave_out or leave_out not in n]
-    if not names:
+    kernels = [(n, s) for n, s in kernels if not leave_out or leave_out not in n]
+    if not kernels:
         pytest.skip(f"no {types} attention kernels under {kt.GENERATED} for {kt.arch()}")
-    qkv, out = getattr(torch, _QKV[types[:-1]]), getattr(torch, _O[types[-1]])
-    for i, name in enumerate(names):
+    for i, (name, sol) in enumerate(kernels):
         torch.manual_seed(100 + i)
-        d = int(re.search(r"_D(\d+)_", name).group(1))
+        qkv, out, d = kt.tdt(kt.dt(sol.qkv.name)), kt.tdt(kt.dt(sol.o.name)), sol.head_dim
         algo = kiln.algo_by_name(name)
         run_case(1, 129, 300, 4, 2, d, algo=algo, qkv_dtype=qkv, out_dtype=out)
         run_case(1, 129, 300, 4, 2, d, causal=True, algo=algo, qkv_dtype=qkv, out_dtype=out)
