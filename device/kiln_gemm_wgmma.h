@@ -1613,8 +1613,9 @@ template <class C> struct WgmmaGemm {
             sm90::cluster_arrive();
             sm90::cluster_wait();
         }
-        // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits.
-        if ((TMA_D || SWAP_TMA) && P.d_tma && tid == 0) sm90::bulk_wait<0>();
+        // The staging boxes live in this CTA's shared memory: the last stores must have read them before it exits
+        // (.read: their writes to D complete with the grid, which griddepcontrol.wait and the stream wait for).
+        if ((TMA_D || SWAP_TMA) && P.d_tma && tid == 0) sm90::bulk_wait_read<0>();
     }
 
     KILN_DEVICE static void run(const kiln_tma_params &P, uint8_t *smem_raw) {

@@ -98,7 +98,6 @@ template <int N> KILN_DEVICE void bulk_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 // Waits until at most N of the issuing thread's groups are incomplete (their writes done).
-template <int N> KILN_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
 // Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
 KILN_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {
