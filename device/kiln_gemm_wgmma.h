@@ -1554,14 +1554,6 @@ template <class C> struct WgmmaGemm {
             }
             if (PINGPONG && turn > 0) sm90::named_barrier(3 + cw, 256);  // wait for the other's mainloop to be issued
             if (T.iters == 0) zero(acc);
-#ifdef KILN_STAGGER_CLOCKS
-            // Probe builds only (tuning/probes/stagger_run.sh): consumer 1 starts each tile this many clocks late.
-            if (KILN_STAGGER_CLOCKS > 0 && cw == 1) {
-                const long long t0 = clock64();
-                while (clock64() - t0 < KILN_STAGGER_CLOCKS) {
-                }
-            }
-#endif
             Columns early;
             early_columns(P.p, T, cn, tid, early);
             int prev = -1;

@@ -97,7 +97,6 @@ KILN_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::
 template <int N> KILN_DEVICE void bulk_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
-// Waits until at most N of the issuing thread's groups are incomplete (their writes done).
 // Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
 KILN_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Prints stagger_run.sh's table: per probe, size and kernel, the best of the rounds' times at each stagger and its
-ratio to stagger 0. Usage: stagger_table.py OUT_DIR PROBE... -- CLOCKS..."""
+"""A/B table of a probe built several ways (tuning/probes/patches: split_rs_run.sh, split64_run.sh): per size and
+kernel, the best of the rounds' times of each build label and its ratio to the first label's (> 1: faster). Reads
+OUT_DIR/<probe>_<label>_r<round>.json (the tune's results.json of each round). Usage:
+ab_table.py OUT_DIR PROBE... -- LABELS..."""
 import glob
 import json
 import os
@@ -26,8 +28,8 @@ def main(argv):
                             continue
                         d = best.setdefault((size, short(r["name"])), {})
                         d[c] = min(d.get(c, r["ms"]), r["ms"])
-        print(f"\n{p}: best ms of the rounds; ratio = ms at 0 / ms")
-        print("size | kernel | " + " | ".join(f"{c} clk" for c in clocks))
+        print(f"\n{p}: best ms of the rounds; ratio = ms of the first label / ms")
+        print("size | kernel | " + " | ".join(f"{c} clk" if c.isdigit() else c for c in clocks))
         for (size, k), d in sorted(best.items()):
             base = d.get(clocks[0])
             cells = []
