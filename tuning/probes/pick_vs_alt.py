@@ -8,7 +8,6 @@ with kiln_bench (cold L2, one kernel at a time); this asks whether that order ho
 """
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -17,14 +16,10 @@ import torch  # noqa: E402
 
 import bench_gemm as bg  # noqa: E402
 import kiln  # noqa: E402
+from ab_table import short  # noqa: E402  (this script's folder is on sys.path when it runs)
 
 SHAPES = [(8192, 8192, 8192), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 32768, 512), (4096, 7168, 16384),
           (4096, 4096, 7168), (4096, 7168, 2048)]
-
-
-def short(name: str) -> str:
-    m = re.search(r"_MT(\d+x\d+)x\d+_WG(\d+x\d+)_.*?_PGR(\d+)_", name)
-    return f"MT{m.group(1)} WG{m.group(2)} pgr{m.group(3)}" if m else name
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Device probe: builds the wgm probes (sm90_wgm*.yaml), times every candidate in two rounds (kiln_bench through the
 # tune's bench stage) and prints per size each kernel's best time and its ratio to the wgm 8 kernel of its tile
-# (wgm_table.py). Results under ${OUT:-/tmp}/wgm.
+# (ab_table.py --wgm). Results under ${OUT:-/tmp}/wgm.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp}/wgm
@@ -20,4 +20,4 @@ for r in 1 2; do
       >> "$out/bench_$p.log" 2>&1 && cp "$w/results.json" "$out/${p}_r$r.json"
   done
 done
-python3 "$root/tuning/probes/wgm_table.py" "$out" $probes | tee "$out/table.txt"
+python3 "$root/tuning/probes/ab_table.py" --wgm "$out" $probes | tee "$out/table.txt"
