@@ -1136,11 +1136,13 @@ template <class C> struct WgmmaGemm {
     }
 
     // PR 1 with more than 64 accumulators a thread (SPLIT): the sums are the two column halves of one K-tile
-    // (half-width wgmma, MmaH). Up to 96 accumulators (SPLIT_PAIR) both halves run at once into p0 and p1, half 0
-    // added while half 1 runs: acc and both sums take 2 x ACC registers. Above that (64x256 or 128x128 consumers,
-    // where 2 x 128 would not fit) one sum takes the halves in turn, each its own batch (wgmma, wait, add): 1.5 x ACC,
-    // the adds hidden behind the other consumer's wgmma only. (Quarters two at a time were measured too: they read
-    // each A tile four times from shared memory and ran 2-31 % slower; bench/NOTES.md.)
+    // (half-width wgmma, MmaH). Up to 96 accumulators (SPLIT_PAIR) both halves have a sum of their own, p0 and p1
+    // (acc and both sums take 2 x ACC registers), and the halves run in a pipeline one half deep: while half 1 of
+    // K-tile i runs, half 0 is added and half 0 of K-tile i + 1 issued; while that runs, half 1 is added and half 1
+    // of i + 1 issued (mainloop_split_pair). Above that (64x256 or 128x128 consumers, where 2 x 128 would not fit)
+    // one sum takes the halves in turn, each its own batch (wgmma, wait, add): 1.5 x ACC, the adds hidden behind the
+    // other consumer's wgmma only. (Quarters two at a time were measured too: they read each A tile four times from
+    // shared memory and ran 2-31 % slower; bench/NOTES.md.)
     static constexpr bool SPLIT_PAIR = REP * ACC <= 96;
     KILN_DEVICE static void mainloop_split(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                            float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
@@ -1148,38 +1150,88 @@ template <class C> struct WgmmaGemm {
         constexpr int HALF = ACC / 2;
         float p0[REP][HALF];
         zero(acc);
-        for (int i = 0; i < T.iters; ++i) {
-            sm90::mbar_wait(&full[stage], phase);
-            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
-            if constexpr (SPLIT_PAIR) {
-                float p1[REP][HALF];
-#pragma unroll
-                for (int r = 0; r < REP; ++r) {
-                    sm90::fence_regs(p0[r]);
-                    sm90::fence_regs(p1[r]);
-                }
-                sm90::wgmma_fence();
-                mma_ss_half<0>(p0, sa, sb);
-                sm90::wgmma_commit();
-                mma_ss_half<1>(p1, sa, sb);
-                sm90::wgmma_commit();
-#pragma unroll
-                for (int r = 0; r < REP; ++r) {
-                    sm90::fence_regs(p0[r]);
-                    sm90::fence_regs(p1[r]);
-                }
-                sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
-                add_part(acc, p0);
-                sm90::wgmma_wait<0>();
-                if (lane == 0) release(&empty[stage]);
-                add_part<HALF, HALF>(acc, p1);
-            } else {
+        if constexpr (SPLIT_PAIR) {
+            mainloop_split_pair(T, smem, full, empty, acc, p0, stage, phase, cm, cn, lane);
+        } else {
+            for (int i = 0; i < T.iters; ++i) {
+                sm90::mbar_wait(&full[stage], phase);
+                const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
                 half_batch<0>(p0, sa, sb);
                 add_part(acc, p0);
                 half_batch<1>(p0, sa, sb);
                 if (lane == 0) release(&empty[stage]);
                 add_part<HALF, HALF>(acc, p0);
+                advance(stage, phase);
             }
+        }
+    }
+
+    // Half H of the K-tile in `stage` into `part`, one commit group of its own (mainloop_split_pair).
+    template <int H>
+    KILN_DEVICE static void issue_half(float (&part)[REP][ACC / 2], uint8_t *smem, int stage, int cm, int cn) {
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+        sm90::wgmma_fence();
+        mma_ss_half<H>(part, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
+        sm90::wgmma_commit();
+#pragma unroll
+        for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+    }
+
+    // SPLIT_PAIR: PAIR_CHAIN K-tiles in one chain of commit groups h0(0), h1(0), h0(1), h1(1), ... (they retire in
+    // order), each add waiting (wait_group 1) only for the group before the one just issued: while h1(j) runs, h0(j)
+    // is added and h0(j + 1) issued; while h0(j + 1) runs, h1(j) is added and h1(j + 1) issued. So the consumer's
+    // own wgmma queue empties once a chain, not once a K-tile. A chain ends with wait_group 0 inside the loop body:
+    // with groups in flight across the back edge ptxas cannot count what wait_group 1 retires and serializes the
+    // wgmma (C7514). K-tiles left over (iters % PAIR_CHAIN) run one at a time, each drained. K-tile j's stage goes
+    // back once h1(j) has retired, so within a chain a consumer holds two stages: with a ring of three (pgr 2) that
+    // starves the producer, and those kernels drain every K-tile (chain 1). Measured on the H100 (bench/NOTES.md,
+    // tuning/probes/chain_run.sh): chain 8 against 1, 128x192 pgr 3 1.4-3.8 % faster, pgr 4 within 1 %, the
+    // one-consumer 64x192 (nothing else to hide its drains) 1.09-1.28x; pgr 2 loses 3-7 % with any chain.
+#ifndef KILN_PROBE_PAIR_CHAIN
+    static constexpr int PAIR_CHAIN = STAGES >= 4 ? 8 : 1;
+#else
+    static constexpr int PAIR_CHAIN = KILN_PROBE_PAIR_CHAIN;  // tuning/probes/chain_run.sh
+#endif
+    KILN_DEVICE static void mainloop_split_pair(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                                float (&acc)[REP][ACC], float (&p0)[REP][ACC / 2], int &stage,
+                                                uint32_t &phase, int cm, int cn, int lane) {
+        constexpr int HALF = ACC / 2;
+        float p1[REP][HALF];
+        int i = 0;
+        for (; i + PAIR_CHAIN <= T.iters; i += PAIR_CHAIN) {
+            sm90::mbar_wait(&full[stage], phase);
+            issue_half<0>(p0, smem, stage, cm, cn);
+            issue_half<1>(p1, smem, stage, cm, cn);
+            sm90::wgmma_wait<1>();  // h0(0) retired
+            add_part(acc, p0);
+#pragma unroll
+            for (int j = 1; j < PAIR_CHAIN; ++j) {
+                const int prev = stage;
+                advance(stage, phase);
+                sm90::mbar_wait(&full[stage], phase);
+                issue_half<0>(p0, smem, stage, cm, cn);
+                sm90::wgmma_wait<1>();  // h1(j - 1) retired, h0(j) may run
+                if (lane == 0) release(&empty[prev]);
+                add_part<HALF, HALF>(acc, p1);
+                issue_half<1>(p1, smem, stage, cm, cn);
+                sm90::wgmma_wait<1>();  // h0(j) retired, h1(j) may run
+                add_part(acc, p0);
+            }
+            sm90::wgmma_wait<0>();
+            if (lane == 0) release(&empty[stage]);
+            add_part<HALF, HALF>(acc, p1);
+            advance(stage, phase);
+        }
+        for (; i < T.iters; ++i) {
+            sm90::mbar_wait(&full[stage], phase);
+            issue_half<0>(p0, smem, stage, cm, cn);
+            issue_half<1>(p1, smem, stage, cm, cn);
+            sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
+            add_part(acc, p0);
+            sm90::wgmma_wait<0>();
+            if (lane == 0) release(&empty[stage]);
+            add_part<HALF, HALF>(acc, p1);
             advance(stage, phase);
         }
     }
