@@ -3,24 +3,13 @@
 # two rounds in alternating order (kiln_bench through the tune's bench stage) and prints per size each kernel's best
 # time (ab_table.py). Then ncu (--clock-control none) of the fast 128x192 at pgr 3 and 4 at 8192^3, the tensor pipe's
 # active share and the stalls, as ncu_fast_tiles.sh reads pgr 2. Results under ${OUT:-/tmp}/depth.
-set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp}/depth
-mkdir -p "$out"
+. "$(dirname "$0")/rounds.sh" depth
 probes="sm90_depth sm90_depth_fast"
-for p in $probes; do
-  ( "$root/generator/kiln-gen" tune "$root/tuning/probes/$p.yaml" --stage build --work "/tmp/depth_$p" --jobs 8 \
-      > "$out/build_$p.log" 2>&1 || echo "build $p failed" ) &
-done
+for p in $probes; do probe_build "$p" "/tmp/depth_$p" "$p" & done
 wait
 for r in 1 2; do
   order=$probes; [ $r = 2 ] && order="sm90_depth_fast sm90_depth"
-  for p in $order; do
-    w=/tmp/depth_$p
-    rm -f "$w/results.json"
-    "$root/generator/kiln-gen" tune "$root/tuning/probes/$p.yaml" --stage bench --work "$w" --iters 30 \
-      >> "$out/bench_$p.log" 2>&1 && cp "$w/results.json" "$out/${p}_base_r$r.json"
-  done
+  for p in $order; do probe_bench "$p" "/tmp/depth_$p" "$p" "${p}_base_r$r.json"; done
 done
 python3 "$root/tuning/probes/ab_table.py" "$out" $probes -- base | tee "$out/table.txt"
 metrics=gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active
