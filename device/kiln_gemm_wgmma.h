@@ -1098,12 +1098,59 @@ template <class C> struct WgmmaGemm {
     // (C7514), and a wgmma issued under a branch made it inject fences (C7519). 3 x 64 accumulators a thread compile
     // without spills in both the two-consumer (384 threads) and the one-consumer kernels; the ping-pong kernel (PK 2)
     // spills with them and keeps the one-sum loop.
+    // Probe, off unless KILN_PROBE_PIPE_CHAIN (an even K-tile count >= 4) is defined (tuning/probes/pipe_chain_run.sh):
+    // mainloop_pipelined's K-tiles in chains of PIPE_CHAIN, as mainloop_split_pair does with column halves. K-tiles
+    // alternate between p0 and p1, and each add waits (wait_group 1) only for the group before the one just issued,
+    // so a consumer drains its own wgmma queue once a chain instead of once every two K-tiles.
+#ifdef KILN_PROBE_PIPE_CHAIN
+    static constexpr int PIPE_CHAIN = KILN_PROBE_PIPE_CHAIN;
+    static_assert(PIPE_CHAIN >= 4 && PIPE_CHAIN % 2 == 0, "chains of an even K-tile count, four or more");
+#else
+    static constexpr int PIPE_CHAIN = 0;
+#endif
+
+    // One chain of PIPE_CHAIN K-tiles: groups g0 (p0), g1 (p1), g2 (p0), ... retire in order; after each issue,
+    // wait_group 1 retires the group before it, whose sum is added (and its stage released) while the new one runs.
+    KILN_DEVICE static void pipe_chain(float (&p0)[REP][ACC], float (&p1)[REP][ACC], float (&acc)[REP][ACC],
+                                       uint8_t *smem, uint64_t *full, uint64_t *empty, int &stage, uint32_t &phase,
+                                       int cm, int cn, int lane) {
+        int s0, s1;
+        issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
+        sm90::wgmma_wait<1>();  // g0 retired
+        if (lane == 0) release(&empty[s0]);
+        add_part(acc, p0);
+#pragma unroll
+        for (int j = 1; j < PIPE_CHAIN / 2; ++j) {
+            s0 = stage;
+            sm90::mbar_wait(&full[s0], phase);
+            advance(stage, phase);
+            issue_group<-1>(p0, smem, s0, cm, cn);
+            sm90::wgmma_wait<1>();  // p1's group retired, p0's may run
+            if (lane == 0) release(&empty[s1]);
+            add_part(acc, p1);
+            s1 = stage;
+            sm90::mbar_wait(&full[s1], phase);
+            advance(stage, phase);
+            issue_group<-1>(p1, smem, s1, cm, cn);
+            sm90::wgmma_wait<1>();  // p0's group retired, p1's may run
+            if (lane == 0) release(&empty[s0]);
+            add_part(acc, p0);
+        }
+        sm90::wgmma_wait<0>();
+        if (lane == 0) release(&empty[s1]);
+        add_part(acc, p1);
+    }
+
     KILN_DEVICE static void mainloop_pipelined(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm, int cn,
                                                int lane) {
         float p0[REP][ACC], p1[REP][ACC];
         zero(acc);
         int i = 0;
+        if constexpr (PIPE_CHAIN > 0) {
+            for (; i + PIPE_CHAIN <= T.iters; i += PIPE_CHAIN)
+                pipe_chain(p0, p1, acc, smem, full, empty, stage, phase, cm, cn, lane);
+        }
         for (; i + 1 < T.iters; i += 2) {
             int s0, s1;
             issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
@@ -1166,13 +1213,18 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // Half H of the K-tile in `stage` into `part`, one commit group of its own (mainloop_split_pair).
+    // One commit group of the K-tile in `stage` into `part`, with the fences around it: H = 0 or 1 its column half H
+    // (mma_ss_half; mainloop_split_pair), -1 the whole K-tile into a fresh sum (mma_ss; pipe_chain).
     template <int H>
-    KILN_DEVICE static void issue_half(float (&part)[REP][ACC / 2], uint8_t *smem, int stage, int cm, int cn) {
+    KILN_DEVICE static void issue_group(float (&part)[REP][H < 0 ? ACC : ACC / 2], uint8_t *smem, int stage, int cm,
+                                        int cn) {
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
         sm90::wgmma_fence();
-        mma_ss_half<H>(part, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
+        if constexpr (H < 0)
+            mma_ss(part, stage_a(smem, stage, cm), stage_b(smem, stage, cn), 1);
+        else
+            mma_ss_half<H>(part, stage_a(smem, stage, cm), stage_b(smem, stage, cn));
         sm90::wgmma_commit();
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
@@ -1201,8 +1253,8 @@ template <class C> struct WgmmaGemm {
         int i = 0;
         for (; i + PAIR_CHAIN <= T.iters; i += PAIR_CHAIN) {
             sm90::mbar_wait(&full[stage], phase);
-            issue_half<0>(p0, smem, stage, cm, cn);
-            issue_half<1>(p1, smem, stage, cm, cn);
+            issue_group<0>(p0, smem, stage, cm, cn);
+            issue_group<1>(p1, smem, stage, cm, cn);
             sm90::wgmma_wait<1>();  // h0(0) retired
             add_part(acc, p0);
 #pragma unroll
@@ -1210,11 +1262,11 @@ template <class C> struct WgmmaGemm {
                 const int prev = stage;
                 advance(stage, phase);
                 sm90::mbar_wait(&full[stage], phase);
-                issue_half<0>(p0, smem, stage, cm, cn);
+                issue_group<0>(p0, smem, stage, cm, cn);
                 sm90::wgmma_wait<1>();  // h1(j - 1) retired, h0(j) may run
                 if (lane == 0) release(&empty[prev]);
                 add_part<HALF, HALF>(acc, p1);
-                issue_half<1>(p1, smem, stage, cm, cn);
+                issue_group<1>(p1, smem, stage, cm, cn);
                 sm90::wgmma_wait<1>();  // h0(j) retired, h1(j) may run
                 add_part(acc, p0);
             }
@@ -1225,8 +1277,8 @@ template <class C> struct WgmmaGemm {
         }
         for (; i < T.iters; ++i) {
             sm90::mbar_wait(&full[stage], phase);
-            issue_half<0>(p0, smem, stage, cm, cn);
-            issue_half<1>(p1, smem, stage, cm, cn);
+            issue_group<0>(p0, smem, stage, cm, cn);
+            issue_group<1>(p1, smem, stage, cm, cn);
             sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
             add_part(acc, p0);
             sm90::wgmma_wait<0>();

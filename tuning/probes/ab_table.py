@@ -14,16 +14,19 @@ import sys
 
 _NAME = re.compile(r"_MT(\d+x\d+)x\d+_WG(\d+x\d+)_.*?_PGR(\d+)_.*?_WGM(\d+)_")
 _TAIL = re.compile(r"_PR(\d+)_MC(\d+)_")
+_GSU = re.compile(r"_GSU(\d+)_")
 
 
 def short(name: str) -> str:
-    """A kernel name's tile, consumer split and ring depth, and its cluster mode and fast accumulation where it has
-    them: "MT128x256 WG2x1 pgr2", "MT128x192 WG2x1 pgr2 mc1 fast"."""
+    """A kernel name's tile, consumer split and ring depth, and its split-K, cluster mode and fast accumulation where
+    it has them: "MT128x256 WG2x1 pgr2", "MT64x128 WG1x2 pgr4 gsu2 mc3", "MT128x192 WG2x1 pgr2 mc1 fast"."""
     m = _NAME.search(name)
     if not m:
         return name
     t = _TAIL.search(name)
-    tail = (f" mc{t.group(2)}" if t.group(2) != "0" else "") + (" fast" if t.group(1) == "0" else "") if t else ""
+    g = _GSU.search(name)
+    tail = f" gsu{g.group(1)}" if g and g.group(1) != "1" else ""
+    tail += (f" mc{t.group(2)}" if t.group(2) != "0" else "") + (" fast" if t.group(1) == "0" else "") if t else ""
     return f"MT{m.group(1)} WG{m.group(2)} pgr{m.group(3)}{tail}"
 
 

@@ -21,3 +21,22 @@ probe_bench() {
   "$root/generator/kiln-gen" tune "$root/tuning/probes/$1.yaml" --stage bench --work "$2" --iters 30 \
       >> "$out/bench_$3.log" 2>&1 && cp "$2/results.json" "$out/$4"
 }
+
+# probe_variants PROBE MACRO VALUES: builds tuning/probes/PROBE.yaml once per value (-DMACRO=value; 0 builds it as
+# shipped) into /tmp/PROBE_c<value>, times the builds in two rounds (the second in reverse order) and prints the
+# table of the best times, base the first value (ab_table.py; $out/table.txt).
+probe_variants() {
+  local p=$1 macro=$2 values=$3 v r order flags rev
+  for v in $values; do
+    flags=""; [ "$v" != 0 ] && flags="-D$macro=$v"
+    probe_build "$p" "/tmp/${p}_c$v" "c$v" "$flags" &
+  done
+  wait
+  rev=$(echo $values | tr ' ' '\n' | tac | tr '\n' ' ')
+  for r in 1 2; do
+    order=$values; [ $r = 2 ] && order=$rev
+    for v in $order; do probe_bench "$p" "/tmp/${p}_c$v" "c$v" "${p}_c${v}_r$r.json"; done
+  done
+  python3 "$root/tuning/probes/ab_table.py" "$out" "$p" -- $(for v in $values; do printf "c%s " "$v"; done) \
+      | tee "$out/table.txt"
+}
