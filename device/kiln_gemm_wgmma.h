@@ -1109,6 +1109,20 @@ template <class C> struct WgmmaGemm {
     static constexpr int PIPE_CHAIN = 0;
 #endif
 
+    // A link of pipe_chain: the next K-tile into `next` (its stage into s_next), then the group before it, whose sum
+    // is `done`, retired (wait_group 1), its stage s_done released and the sum added while the new group runs.
+    KILN_DEVICE static void chain_link(float (&next)[REP][ACC], int &s_next, float (&done)[REP][ACC], int s_done,
+                                       float (&acc)[REP][ACC], uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                       int &stage, uint32_t &phase, int cm, int cn, int lane) {
+        s_next = stage;
+        sm90::mbar_wait(&full[s_next], phase);
+        advance(stage, phase);
+        issue_group<-1>(next, smem, s_next, cm, cn);
+        sm90::wgmma_wait<1>();
+        if (lane == 0) release(&empty[s_done]);
+        add_part(acc, done);
+    }
+
     // One chain of PIPE_CHAIN K-tiles: groups g0 (p0), g1 (p1), g2 (p0), ... retire in order; after each issue,
     // wait_group 1 retires the group before it, whose sum is added (and its stage released) while the new one runs.
     KILN_DEVICE static void pipe_chain(float (&p0)[REP][ACC], float (&p1)[REP][ACC], float (&acc)[REP][ACC],
@@ -1121,20 +1135,8 @@ template <class C> struct WgmmaGemm {
         add_part(acc, p0);
 #pragma unroll
         for (int j = 1; j < PIPE_CHAIN / 2; ++j) {
-            s0 = stage;
-            sm90::mbar_wait(&full[s0], phase);
-            advance(stage, phase);
-            issue_group<-1>(p0, smem, s0, cm, cn);
-            sm90::wgmma_wait<1>();  // p1's group retired, p0's may run
-            if (lane == 0) release(&empty[s1]);
-            add_part(acc, p1);
-            s1 = stage;
-            sm90::mbar_wait(&full[s1], phase);
-            advance(stage, phase);
-            issue_group<-1>(p1, smem, s1, cm, cn);
-            sm90::wgmma_wait<1>();  // p0's group retired, p1's may run
-            if (lane == 0) release(&empty[s0]);
-            add_part(acc, p0);
+            chain_link(p0, s0, p1, s1, acc, smem, full, empty, stage, phase, cm, cn, lane);
+            chain_link(p1, s1, p0, s0, acc, smem, full, empty, stage, phase, cm, cn, lane);
         }
         sm90::wgmma_wait<0>();
         if (lane == 0) release(&empty[s1]);
