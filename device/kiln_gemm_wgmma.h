@@ -1101,7 +1101,8 @@ template <class C> struct WgmmaGemm {
     // Probe, off unless KILN_PROBE_PIPE_CHAIN (an even K-tile count >= 4) is defined (tuning/probes/pipe_chain_run.sh):
     // mainloop_pipelined's K-tiles in chains of PIPE_CHAIN, as mainloop_split_pair does with column halves. K-tiles
     // alternate between p0 and p1, and each add waits (wait_group 1) only for the group before the one just issued,
-    // so a consumer drains its own wgmma queue once a chain instead of once every two K-tiles.
+    // so a consumer drains its own wgmma queue once a chain instead of once every two K-tiles. Measured mixed (one-
+    // consumer 64x128 up to 1.12x faster, 128x128 pgr 5 6 % slower at 8192^3; bench/NOTES.md), so it is off.
 #ifdef KILN_PROBE_PIPE_CHAIN
     static constexpr int PIPE_CHAIN = KILN_PROBE_PIPE_CHAIN;
     static_assert(PIPE_CHAIN >= 4 && PIPE_CHAIN % 2 == 0, "chains of an even K-tile count, four or more");
