@@ -1098,16 +1098,17 @@ template <class C> struct WgmmaGemm {
     // (C7514), and a wgmma issued under a branch made it inject fences (C7519). 3 x 64 accumulators a thread compile
     // without spills in both the two-consumer (384 threads) and the one-consumer kernels; the ping-pong kernel (PK 2)
     // spills with them and keeps the one-sum loop.
-    // Probe, off unless KILN_PROBE_PIPE_CHAIN (an even K-tile count >= 4) is defined (tuning/probes/pipe_chain_run.sh):
-    // mainloop_pipelined's K-tiles in chains of PIPE_CHAIN, as mainloop_split_pair does with column halves. K-tiles
-    // alternate between p0 and p1, and each add waits (wait_group 1) only for the group before the one just issued,
-    // so a consumer drains its own wgmma queue once a chain instead of once every two K-tiles. Measured mixed (one-
-    // consumer 64x128 up to 1.12x faster, 128x128 pgr 5 6 % slower at 8192^3; bench/NOTES.md), so it is off.
+    // The K-tiles run in chains of PIPE_CHAIN (pipe_chain): 2, the batches of two above, unless the probe macro
+    // KILN_PROBE_PIPE_CHAIN (an even count >= 4; tuning/probes/pipe_chain_run.sh) makes longer chains, as
+    // mainloop_split_pair runs its column halves: K-tiles alternate between p0 and p1, and each add waits (wait_group
+    // 1) only for the group before the one just issued, so a consumer drains its own wgmma queue once a chain. Longer
+    // chains measured mixed (one-consumer 64x128 up to 1.12x faster, 128x128 pgr 5 6 % slower at 8192^3;
+    // bench/NOTES.md), so the macro stays off.
 #ifdef KILN_PROBE_PIPE_CHAIN
     static constexpr int PIPE_CHAIN = KILN_PROBE_PIPE_CHAIN;
     static_assert(PIPE_CHAIN >= 4 && PIPE_CHAIN % 2 == 0, "chains of an even K-tile count, four or more");
 #else
-    static constexpr int PIPE_CHAIN = 0;
+    static constexpr int PIPE_CHAIN = 2;  // the shipped loop: one pair a chain
 #endif
 
     // A link of pipe_chain: the next K-tile into `next` (its stage into s_next), then the group before it, whose sum
@@ -1124,18 +1125,25 @@ template <class C> struct WgmmaGemm {
         add_part(acc, done);
     }
 
-    // One chain of PIPE_CHAIN K-tiles: groups g0 (p0), g1 (p1), g2 (p0), ... retire in order; after each issue,
+    // One chain of N K-tiles (N even): groups g0 (p0), g1 (p1), g2 (p0), ... retire in order; after each issue,
     // wait_group 1 retires the group before it, whose sum is added (and its stage released) while the new one runs.
+    // N = 2 is one pair, drained.
+    template <int N>
     KILN_DEVICE static void pipe_chain(float (&p0)[REP][ACC], float (&p1)[REP][ACC], float (&acc)[REP][ACC],
                                        uint8_t *smem, uint64_t *full, uint64_t *empty, int &stage, uint32_t &phase,
                                        int cm, int cn, int lane) {
         int s0, s1;
         issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
-        sm90::wgmma_wait<1>();  // g0 retired
+#pragma unroll
+        for (int r = 0; r < REP; ++r) {
+            sm90::fence_regs(p0[r]);
+            sm90::fence_regs(p1[r]);
+        }
+        sm90::wgmma_wait<1>();  // g0 retired, g1 may still run
         if (lane == 0) release(&empty[s0]);
         add_part(acc, p0);
 #pragma unroll
-        for (int j = 1; j < PIPE_CHAIN / 2; ++j) {
+        for (int j = 1; j < N / 2; ++j) {
             chain_link(p0, s0, p1, s1, acc, smem, full, empty, stage, phase, cm, cn, lane);
             chain_link(p1, s1, p0, s0, acc, smem, full, empty, stage, phase, cm, cn, lane);
         }
@@ -1150,34 +1158,14 @@ template <class C> struct WgmmaGemm {
         float p0[REP][ACC], p1[REP][ACC];
         zero(acc);
         int i = 0;
-        if constexpr (PIPE_CHAIN > 0) {
-            for (; i + PIPE_CHAIN <= T.iters; i += PIPE_CHAIN)
-                pipe_chain(p0, p1, acc, smem, full, empty, stage, phase, cm, cn, lane);
-        }
-        for (; i + 1 < T.iters; i += 2) {
-            int s0, s1;
-            issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) {
-                sm90::fence_regs(p0[r]);
-                sm90::fence_regs(p1[r]);
-            }
-            sm90::wgmma_wait<1>();  // K-tile i done, i + 1 may still run
-            if (lane == 0) release(&empty[s0]);
-            add_part(acc, p0);
-            sm90::wgmma_wait<0>();
-            if (lane == 0) release(&empty[s1]);
-            add_part(acc, p1);
+        for (; i + (PIPE_CHAIN - 1) < T.iters; i += PIPE_CHAIN)
+            pipe_chain<PIPE_CHAIN>(p0, p1, acc, smem, full, empty, stage, phase, cm, cn, lane);
+        if constexpr (PIPE_CHAIN > 2) {
+            for (; i + 1 < T.iters; i += 2) pipe_chain<2>(p0, p1, acc, smem, full, empty, stage, phase, cm, cn, lane);
         }
         if (i < T.iters) {  // an odd K-tile count: the last one alone
             sm90::mbar_wait(&full[stage], phase);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
-            sm90::wgmma_fence();
-            mma_ss(p0, stage_a(smem, stage, cm), stage_b(smem, stage, cn), 1);
-            sm90::wgmma_commit();
-#pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(p0[r]);
+            issue_group<-1>(p0, smem, stage, cm, cn);
             sm90::wgmma_wait<0>();
             if (lane == 0) release(&empty[stage]);
             add_part(acc, p0);
@@ -1248,47 +1236,43 @@ template <class C> struct WgmmaGemm {
 #else
     static constexpr int PAIR_CHAIN = KILN_PROBE_PAIR_CHAIN;  // tuning/probes/chain_run.sh
 #endif
+    template <int N>
+    KILN_DEVICE static void split_chain(float (&acc)[REP][ACC], float (&p0)[REP][ACC / 2], float (&p1)[REP][ACC / 2],
+                                        uint8_t *smem, uint64_t *full, uint64_t *empty, int &stage, uint32_t &phase,
+                                        int cm, int cn, int lane) {
+        constexpr int HALF = ACC / 2;
+        sm90::mbar_wait(&full[stage], phase);
+        issue_group<0>(p0, smem, stage, cm, cn);
+        issue_group<1>(p1, smem, stage, cm, cn);
+        sm90::wgmma_wait<1>();  // h0(0) retired
+        add_part(acc, p0);
+#pragma unroll
+        for (int j = 1; j < N; ++j) {
+            const int prev = stage;
+            advance(stage, phase);
+            sm90::mbar_wait(&full[stage], phase);
+            issue_group<0>(p0, smem, stage, cm, cn);
+            sm90::wgmma_wait<1>();  // h1(j - 1) retired, h0(j) may run
+            if (lane == 0) release(&empty[prev]);
+            add_part<HALF, HALF>(acc, p1);
+            issue_group<1>(p1, smem, stage, cm, cn);
+            sm90::wgmma_wait<1>();  // h0(j) retired, h1(j) may run
+            add_part(acc, p0);
+        }
+        sm90::wgmma_wait<0>();
+        if (lane == 0) release(&empty[stage]);
+        add_part<HALF, HALF>(acc, p1);
+        advance(stage, phase);
+    }
+
     KILN_DEVICE static void mainloop_split_pair(const Tile &T, uint8_t *smem, uint64_t *full, uint64_t *empty,
                                                 float (&acc)[REP][ACC], float (&p0)[REP][ACC / 2], int &stage,
                                                 uint32_t &phase, int cm, int cn, int lane) {
-        constexpr int HALF = ACC / 2;
-        float p1[REP][HALF];
+        float p1[REP][ACC / 2];
         int i = 0;
-        for (; i + PAIR_CHAIN <= T.iters; i += PAIR_CHAIN) {
-            sm90::mbar_wait(&full[stage], phase);
-            issue_group<0>(p0, smem, stage, cm, cn);
-            issue_group<1>(p1, smem, stage, cm, cn);
-            sm90::wgmma_wait<1>();  // h0(0) retired
-            add_part(acc, p0);
-#pragma unroll
-            for (int j = 1; j < PAIR_CHAIN; ++j) {
-                const int prev = stage;
-                advance(stage, phase);
-                sm90::mbar_wait(&full[stage], phase);
-                issue_group<0>(p0, smem, stage, cm, cn);
-                sm90::wgmma_wait<1>();  // h1(j - 1) retired, h0(j) may run
-                if (lane == 0) release(&empty[prev]);
-                add_part<HALF, HALF>(acc, p1);
-                issue_group<1>(p1, smem, stage, cm, cn);
-                sm90::wgmma_wait<1>();  // h0(j) retired, h1(j) may run
-                add_part(acc, p0);
-            }
-            sm90::wgmma_wait<0>();
-            if (lane == 0) release(&empty[stage]);
-            add_part<HALF, HALF>(acc, p1);
-            advance(stage, phase);
-        }
-        for (; i < T.iters; ++i) {
-            sm90::mbar_wait(&full[stage], phase);
-            issue_group<0>(p0, smem, stage, cm, cn);
-            issue_group<1>(p1, smem, stage, cm, cn);
-            sm90::wgmma_wait<1>();  // half 0 done, half 1 may still run
-            add_part(acc, p0);
-            sm90::wgmma_wait<0>();
-            if (lane == 0) release(&empty[stage]);
-            add_part<HALF, HALF>(acc, p1);
-            advance(stage, phase);
-        }
+        for (; i + PAIR_CHAIN <= T.iters; i += PAIR_CHAIN)
+            split_chain<PAIR_CHAIN>(acc, p0, p1, smem, full, empty, stage, phase, cm, cn, lane);
+        for (; i < T.iters; ++i) split_chain<1>(acc, p0, p1, smem, full, empty, stage, phase, cm, cn, lane);
     }
 
     // One column half of a K-tile into `part` as a batch of its own, waited for (mainloop_split, one sum).
