@@ -66,6 +66,7 @@ template <int RB> KILN_DEVICE int swz(int row, int c) {
 // wgmma m64nNk32 with fp8 operands: SS (A and B descriptors) and RS (A from 4 registers), f32 accumulators.
 template <int N, class TA, class TB> struct WgSS;
 template <int N, class TA, class TB> struct WgRS;
+template <int N> struct WgRS16;
 #include "kiln_attn_wgmma_ops.h"
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
@@ -142,25 +143,73 @@ template <class C> struct AttnFexp<C, decltype((void)C::FEXP)> {
     static constexpr int value = C::FEXP;
 };
 
+// C::PV (optional, default 8): the type of P and V^T in P V. 8: P requantized to e4m3 and V^T fp8 (FlashAttention-3's
+// recipe; wgmma's fp8 sums need the promotion above). 16: P rounded to f16 and V widened to f16 by the producer as it
+// transposes it (wgmma m64nNk16, half the fp8 rate, sums with FP32's bits, so no promotion and no second pass: O of
+// head dim 256 is 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PSUM 0 and PROMOTE 0.
+template <class C, class = void> struct AttnPv {
+    static constexpr int value = 8;
+};
+template <class C> struct AttnPv<C, decltype((void)C::PV)> {
+    static constexpr int value = C::PV;
+};
+// fp8 x 4 -> two f16 pairs (bytes 0, 1 and 2, 3; the lower byte in the lower half), exact for both formats.
+template <class T8> struct Widen16;
+template <> struct Widen16<kiln_e4m3> {
+    KILN_DEVICE static void run(uint32_t w, uint32_t &lo, uint32_t &hi) {
+        asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.rn.f16x2.e4m3x2 %0, l;\ncvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+            : "=r"(lo), "=r"(hi)
+            : "r"(w));
+    }
+};
+template <> struct Widen16<kiln_e5m2> {  // an e5m2 byte is the high byte of the f16 of the same value
+    KILN_DEVICE static void run(uint32_t w, uint32_t &lo, uint32_t &hi) {
+        lo = __byte_perm(w, 0u, 0x1404);  // {0, b0, 0, b1}
+        hi = __byte_perm(w, 0u, 0x3424);  // {0, b2, 0, b3}
+    }
+};
+// Two floats -> f16x2 (lo in the lower half), round to nearest.
+KILN_DEVICE uint32_t f32x2_to_f16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// C::LAZY (optional; default 7 with f16 P V, else 0): a row's running max moves only when a tile's max exceeds it by
+// more than 2^LAZY in exp2 units, so that O is rescaled only then (most tiles of a long row, where the max has
+// settled): P then reaches 2^(8 + LAZY), which f16 holds (2^15 < 65504) and e4m3 does not (448), so fp8 P V keeps 0.
+template <class C, class = void> struct AttnLazy {
+    static constexpr int value = AttnPv<C>::value == 16 ? 7 : 0;
+};
+template <class C> struct AttnLazy<C, decltype((void)C::LAZY)> {
+    static constexpr int value = C::LAZY;
+};
+
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
-    static constexpr int FEXP = AttnFexp<C>::value;
+    static constexpr int FEXP = AttnFexp<C>::value, PV = AttnPv<C>::value;
+    static constexpr bool PV16 = PV == 16;
+    static constexpr int LAZY = AttnLazy<C>::value;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
-    // O's columns per pass over the keys: head dim 256 makes two passes of 128 (S is recomputed for each: a third
-    // more tensor work, but O and its promotion sums fit the registers), the others one.
-    static constexpr int DV = D > 128 ? 128 : D, NPASS = D / DV;
+    // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
+    // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
+    static constexpr int DV = D > 128 && !PV16 ? 128 : D, NPASS = D / DV;
     static constexpr int NO = DV + (PSUM ? 8 : 0);  // P V's columns (O and, with PSUM, the row sums)
     static constexpr int RB = D >= 128 ? 128 : 64;  // Q, K, V row panels (a pass's V columns are one panel)
     static constexpr int PANELS = D / RB;
     static constexpr int RBV = BN;                  // V^T rows
     static constexpr int KSTEPS = D / 32, PSTEPS = BN / 32, NB = BN / 8, DB = DV / 8;
+    // P V's k steps (k32 with fp8 P, k16 with f16 P), each 4 A registers of P
+    static constexpr int PV_STEPS = PV16 ? BN / 16 : PSTEPS;
     using T8 = typename C::T8;
     using TO = typename C::TO;
     // Every tile starts on 1024 bytes (the 128-byte swizzle's period, which TMA and the descriptors assume): a V^T
     // stage with the 8 rows of ones (BN 64: 8.5 KB) is padded to the next 1 KB.
     static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV;
-    static constexpr int VT_BYTES = (BN * NO + 1023) / 1024 * 1024;
+    // PV16: V^T is f16 [D][BN] in panels of 64 keys (128-byte rows, VT_PANEL bytes each).
+    static constexpr int VT_PANEL = D * 128;
+    static constexpr int VT_BYTES = PV16 ? D * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int OFF_BAR = OFF_VR + 2 * VR_BYTES;
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
@@ -181,7 +230,10 @@ template <class C> struct AttnWgmma {
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
     static_assert(SCHED < 2 || CW == 2, "schedules 2 and 3 alternate two consumers");
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
-    static_assert(DV == RB, "a pass's V columns are one panel");
+    static_assert(PV16 || DV == RB, "a pass's V columns are one panel");
+    static_assert(PV == 8 || PV == 16, "P V in fp8 or f16");
+    static_assert(LAZY >= 0 && LAZY <= (PV16 ? 7 : 0), "P = 2^(8 + LAZY) at most: 2^15 in f16; e4m3 has no room");
+    static_assert(!PV16 || (PSUM == 0 && PROMOTE == 0), "f16 P V: row sums in FP32, sums need no promotion");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
                   "tiles on 1024-byte boundaries");
     static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
@@ -228,6 +280,30 @@ template <class C> struct AttnWgmma {
         }
     }
 
+    // PV16: the V tile [BN][D] (fp8, D / RB panels of RB-swizzled rows) -> V^T [D][BN] in f16, keys in their own order
+    // (P's f16 A fragment takes keys 2q, 2q + 1 and 8 + 2q, 9 + 2q of each 16, as S's accumulators hold them), in
+    // panels of 64 keys with 128-byte rows. Each warp takes 32-key x 16-column blocks: ldmatrix.x4 (lane l gives key
+    // l; matrix i holds keys 8i .. 8i + 7, thread (g, q) columns 4q .. 4q + 3 of key 8i + g), widened to two f16
+    // pairs (columns 4q, 4q + 1 and 4q + 2, 4q + 3), stored by two stmatrix.x4.trans: row c of matrix i is column
+    // 4 (c / 2) + c % 2 (+ 2 for the second) over the 8 keys, so lane l = 8i + c addresses that V^T row's 16 bytes.
+    KILN_DEVICE static void transpose16(const uint8_t *vr, uint8_t *vt, int warp, int lane) {
+        constexpr int JOBS = (BN / 32) * (D / 16);
+        const uint32_t vr0 = smem_addr(vr), vt0 = smem_addr(vt);
+        const int i = lane >> 3, c = lane & 7, dc = 4 * (c >> 1) + (c & 1);
+#pragma unroll 2
+        for (int job = warp; job < JOBS; job += 4) {
+            const int k0 = 32 * (job / (D / 16)), col = 16 * (job % (D / 16));
+            uint32_t r[4], lo[4], hi[4];
+            sm90::ldmatrix_x4(r, vr0 + (col / RB) * BN * RB + sm90::swz<RB>(k0 + lane, col % RB));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) Widen16<T8>::run(r[e], lo[e], hi[e]);
+            const int key = k0 + 8 * i;
+            const uint32_t at = vt0 + (key / 64) * VT_PANEL;
+            sm90::stmatrix_x4_trans(at + sm90::swz<128>(col + dc, 2 * (key % 64)), lo[0], lo[1], lo[2], lo[3]);
+            sm90::stmatrix_x4_trans(at + sm90::swz<128>(col + dc + 2, 2 * (key % 64)), hi[0], hi[1], hi[2], hi[3]);
+        }
+    }
+
     KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem) {
         const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
@@ -268,8 +344,11 @@ template <class C> struct AttnWgmma {
                 load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
                 // raw V buffer t & 1 was last read by the transpose of tile t - 2 (the named barrier below)
                 sm90::mbar_arrive_expect_tx(bars.vfull(t & 1), VR_BYTES);
-                sm90::tma_load_4d(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), pass * DV, kvh, row,
-                                  bc);
+                if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
+                    load_rows(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), BN, kvh, row, bc);
+                else
+                    sm90::tma_load_4d(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), pass * DV, kvh,
+                                      row, bc);
             };
             if (tid == 0) {
                 sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
@@ -290,7 +369,10 @@ template <class C> struct AttnWgmma {
                 const int st = t % ST;
                 sm90::mbar_wait(bars.vfull(t & 1), (t >> 1) & 1);
                 if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ((t / ST) - 1) & 1);
-                transpose(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                if constexpr (PV16)
+                    transpose16(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                else
+                    transpose(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                 sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
                 sm90::named_barrier(1, 128);
                 if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
@@ -324,11 +406,16 @@ template <class C> struct AttnWgmma {
 
     // O += P V^T of tile j, whose V^T is at vt_base (one wgmma group, not waited for). PROMOTE: into the promotion
     // accumulators, a fresh sum on the first tile of each group of PROMOTE tiles.
-    KILN_DEVICE static void issue_pv(float (&o)[NO / 2], const uint32_t (&pa)[PSTEPS][4], uint32_t vt_base, int j) {
+    KILN_DEVICE static void issue_pv(float (&o)[NO / 2], const uint32_t (&pa)[PV_STEPS][4], uint32_t vt_base, int j) {
         const bool fresh = PROMOTE && j % GROUP == 0;
 #pragma unroll
-        for (int kk = 0; kk < PSTEPS; ++kk)
-            WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), kk > 0 || !fresh);
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
+            if constexpr (PV16)  // k16 step kk: keys 16 kk .., 32 bytes into the rows of V^T panel kk / 4
+                WgRS16<NO>::run(o, pa[kk], sm90::desc_sw<128>(vt_base + (kk / 4) * VT_PANEL + 32 * (kk % 4)),
+                                kk > 0 || !fresh);
+            else
+                WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), kk > 0 || !fresh);
+        }
         sm90::wgmma_commit();
     }
 
@@ -340,7 +427,7 @@ template <class C> struct AttnWgmma {
     // serializes wgmma whose registers other instructions write inside an open wgmma stage. The unmasked tiles (all
     // but the last one or two of a row block) pay for no key compares.
     template <bool MASK>
-    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
+    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
                                     int n0, int q4) {
         // element i: row g + 8 * ((i >> 1) & 1), key n0 + 8 * (i >> 2) + 2 * q4 + (i & 1)
         auto score = [&](int i) {
@@ -361,47 +448,93 @@ template <class C> struct AttnWgmma {
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             corr[hh] = 1.f;
-            if (mx != r.m[hh]) {  // the max moved (-inf -> finite included: O and l are still 0 then)
-                corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
-                r.l[hh] *= corr[hh];
-                r.m[hh] = mx;
+            if constexpr (LAZY > 0) {
+                // the max moves only when it rises by more than 2^LAZY (-inf -> finite included; -inf - -inf is NaN:
+                // no move), so that P = 2^8 exp2(..) stays at or below 2^(8 + LAZY), and O is rarely rescaled
+                if ((mx - r.m[hh]) * r.sl2 > (float)LAZY) {
+                    corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
+                    r.l[hh] *= corr[hh];
+                    r.m[hh] = mx;
+                }
+                shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
+            } else {
+                if (mx != r.m[hh]) {  // the max moved (-inf -> finite included: O and l are still 0 then)
+                    corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
+                    r.l[hh] *= corr[hh];
+                    r.m[hh] = mx;
+                }
+                shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
             }
-            shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
         }
-        float rs[2][PSTEPS];
-        // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
-        // {10, 11, 14, 15}: each is made and packed on its own, so that few P values are live at a time.
+        if constexpr (PV16) {
+            softmax_f16<MASK>(pa, r, shift, score);
+        } else {
+            float rs[2][PSTEPS];
+            // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
+            // {10, 11, 14, 15}: each is made and packed on its own, so that few P values are live at a time.
 #pragma unroll
-        for (int kk = 0; kk < PSTEPS; ++kk) {
+            for (int kk = 0; kk < PSTEPS; ++kk) {
+                rs[0][kk] = rs[1][kk] = 0.f;
+#pragma unroll
+                for (int a = 0; a < 4; ++a) {
+                    float c[4];
+#pragma unroll
+                    for (int x = 0; x < 4; ++x) {
+                        const int i = 16 * kk + 8 * (a >> 1) + 2 * (a & 1) + 4 * (x >> 1) + (x & 1);
+                        const float e = fmaf(score(i), r.sl2, -shift[a & 1]);
+                        c[x] = !MASK && x < FEXP ? exp2_fma(e) : fast_exp2(e);
+                    }
+                    pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
+                    if (!PSUM)
+                        rs[a & 1][kk] += (c[0] + c[1]) + (c[2] + c[3]);
+                    else if (MASK)
+                        rs[a & 1][kk] += ((c[0] + c[1]) + (c[2] + c[3])) - e4m3x4_sum(pa[kk][a]);
+                }
+            }
+            if (!PSUM || MASK)
+#pragma unroll
+                for (int hh = 0; hh < 2; ++hh) {
+#pragma unroll
+                    for (int w = PSTEPS / 2; w > 0; w >>= 1)
+#pragma unroll
+                        for (int i = 0; i < PSTEPS / 2; ++i)
+                            if (i < w) rs[hh][i] += rs[hh][i + w];
+                    r.l[hh] += rs[hh][0];
+                }
+        }
+    }
+    // f16 P (PV16): A register a of k16 step kk holds elements 8 kk + 2 a, + 1 (row g + 8 (a & 1), keys 2q, 2q + 1
+    // of 16 kk + 8 (a >> 1) ..); the row sums add the unrounded P in FP32.
+    template <bool MASK, class Score>
+    KILN_DEVICE static void softmax_f16(uint32_t (&pa)[PV_STEPS][4], Rows &r, const float (&shift)[2],
+                                        const Score &score) {
+        float rs[2][PV_STEPS];
+#pragma unroll
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
             rs[0][kk] = rs[1][kk] = 0.f;
 #pragma unroll
             for (int a = 0; a < 4; ++a) {
-                float c[4];
+                float c[2];
 #pragma unroll
-                for (int x = 0; x < 4; ++x) {
-                    const int i = 16 * kk + 8 * (a >> 1) + 2 * (a & 1) + 4 * (x >> 1) + (x & 1);
-                    const float e = fmaf(score(i), r.sl2, -shift[a & 1]);
-                    c[x] = !MASK && x < FEXP ? exp2_fma(e) : fast_exp2(e);
+                for (int x = 0; x < 2; ++x) {
+                    const float e = fmaf(score(8 * kk + 2 * a + x), r.sl2, -shift[a & 1]);
+                    c[x] = !MASK && ((2 * a + x) & 3) < FEXP ? exp2_fma(e) : fast_exp2(e);
                 }
-                pa[kk][a] = f32x4_to_e4m3x4(c[0], c[1], c[2], c[3]);
-                if (!PSUM)
-                    rs[a & 1][kk] += (c[0] + c[1]) + (c[2] + c[3]);
-                else if (MASK)
-                    rs[a & 1][kk] += ((c[0] + c[1]) + (c[2] + c[3])) - e4m3x4_sum(pa[kk][a]);
+                pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
+                rs[a & 1][kk] += c[0] + c[1];
             }
         }
-        if (!PSUM || MASK)
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
+        for (int hh = 0; hh < 2; ++hh) {
 #pragma unroll
-                for (int w = PSTEPS / 2; w > 0; w >>= 1)
+            for (int w = PV_STEPS / 2; w > 0; w >>= 1)
 #pragma unroll
-                    for (int i = 0; i < PSTEPS / 2; ++i)
-                        if (i < w) rs[hh][i] += rs[hh][i + w];
-                r.l[hh] += rs[hh][0];
-            }
+                for (int i = 0; i < PV_STEPS / 2; ++i)
+                    if (i < w) rs[hh][i] += rs[hh][i + w];
+            r.l[hh] += rs[hh][0];
+        }
     }
-    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PSTEPS][4], Rows &r, float (&corr)[2],
+    KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
                                     int n0, bool mask, int q4) {
         if (mask)
             softmax<true>(s, pa, r, corr, n0, q4);
@@ -456,7 +589,7 @@ template <class C> struct AttnWgmma {
         for (int hh = 0; hh < 2; ++hh) r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
         float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
-        uint32_t pa[PSTEPS][4];
+        uint32_t pa[PV_STEPS][4];
         const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
         // Ring slots and phases follow the load order t = t0 + j (t0 = pass * n_tiles); tile j's keys are j * BN...
         int t0 = 0;
@@ -527,7 +660,7 @@ template <class C> struct AttnWgmma {
                     if (SCHED == 2) sm90::named_arrive(3 - cw, 256);
                 };
                 if (SCHED == 2 && cw == 1) sm90::named_arrive(2, 256);
-                uint32_t pn[PSTEPS][4];
+                uint32_t pn[PV_STEPS][4];
                 sm90::mbar_wait(bars.kfull(slot(0)), phase(0));
                 turn_begin();
                 sm90::wgmma_fence();
@@ -540,7 +673,7 @@ template <class C> struct AttnWgmma {
                 // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile
                 // to tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas,
                 // which then serializes the wgmma).
-                auto step = [&](int j, uint32_t(&cur)[PSTEPS][4], uint32_t(&nxt)[PSTEPS][4]) {
+                auto step = [&](int j, uint32_t(&cur)[PV_STEPS][4], uint32_t(&nxt)[PV_STEPS][4]) {
                     sm90::mbar_wait(bars.kfull(slot(j)), phase(j));
                     sm90::mbar_wait(bars.vtfull(slot(j - 1)), phase(j - 1));
                     turn_begin();

@@ -3,7 +3,7 @@
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o attn
 //   ./attn      (-arch=sm_89 -DKILN_ATTN_NO_WGMMA builds the mma family alone.)
 // Options: --no-bench (checks only), --debug (probes only, with details),
-//   --filter SUBSTR (cases whose name contains SUBSTR).
+//   --filter SUBSTR (cases whose name contains SUBSTR), --bench-filter A,B (time only kernels whose name contains A or B).
 //
 // Each case quantizes random inputs to fp8 (descales map amax to the format's max), poisons O and lse, runs the
 // kernel, then compares every element with two float64 references built from the SAME fp8 bytes:
@@ -15,6 +15,7 @@
 //          exact gate is 1.1x the floor and the table says so (column "floor").
 // On a failure the first mismatching element is printed with its (batch, row, head, dim) and the row's first 16
 // values, so one run's output tells a layout error (permuted columns/keys) from a masking or scaling error.
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <algorithm>
@@ -129,6 +130,40 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_ps_st3_e4m3_bf16, W_attn_wg_d256_n64_
 // promoted every 2 tiles
 using W_attn_wg_d128_ps_pr2_e4m3_bf16 = WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 1, 2>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_pr2_e4m3_bf16, W_attn_wg_d128_ps_pr2_e4m3_bf16)
+// P V in f16 (pv 16: V widened by the producer, P rounded to f16, one pass, no promotion, row sums in FP32)
+template <class B> struct WPv16 : B {
+    static constexpr int PV = 16;
+};
+using W_attn_wg_d256_n64_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 0, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_pv16_e4m3_bf16, W_attn_wg_d256_n64_pv16_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_e4m3_bf16)
+using W_attn_wg_d256_n64_s2_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 2, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_pv16_e4m3_bf16, W_attn_wg_d256_n64_s2_pv16_e4m3_bf16)
+using W_attn_wg_d256_n64_st3_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 3, kiln_e4m3, kiln_bf16, 0, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_st3_pv16_e4m3_bf16)
+using W_attn_wg_m64_d256_n64_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 2, kiln_e4m3, kiln_bf16, 0, 64, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_n64_pv16_e4m3_bf16, W_attn_wg_m64_d256_n64_pv16_e4m3_bf16)
+using W_attn_wg_d256_n64_pv16_e5m2_bf16 = WPv16<WCfg<256, 64, 2, kiln_e5m2, kiln_bf16, 0, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_pv16_e5m2_bf16, W_attn_wg_d256_n64_pv16_e5m2_bf16)
+using W_attn_wg_d128_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_pv16_e4m3_bf16, W_attn_wg_d128_pv16_e4m3_bf16)
+using W_attn_wg_d128_s1_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pv16_e4m3_bf16, W_attn_wg_d128_s1_pv16_e4m3_bf16)
+using W_attn_wg_d64_s1_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16)
+// the same without the lazy max (LAZY 0: the max moves at every rise), and with exponentials on the FMA pipe
+template <class B> struct WNoLazy : B {
+    static constexpr int LAZY = 0;
+};
+using W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16 = WNoLazy<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16 = WFe<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 3, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16)
+using W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16 = WNoLazy<W_attn_wg_d256_n64_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -138,11 +173,14 @@ struct Kernel {
     bool e5m2, f16;
     void (*wfn)(kiln_attn_tma_params);  // the wgmma family: launched with tensor maps
     bool psum;                          // row sums of the rounded P (wgmma PSUM)
+    bool pv16;                          // P rounded to f16, not e4m3 (wgmma PV 16)
+    int lazy;                           // the row max moves only past 2^lazy (wgmma LAZY)
     const void *entry() const { return wfn ? (const void *)wfn : (const void *)fn; }
 };
 template <class C> Kernel make_kernel(const char *name, void (*fn)(kiln_attn_params)) {
     return {name, fn, C::D, C::BM, C::BN, C::WARPS, kiln::AttnMma<C>::SMEM_BYTES,
-            std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, nullptr, false};
+            std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, nullptr, false,
+            false, 0};
 }
 #define KERNEL(NAME, CFG) make_kernel<CFG>(#NAME, NAME)
 #ifndef KILN_ATTN_NO_WGMMA
@@ -150,7 +188,7 @@ template <class C> Kernel make_wkernel(const char *name, void (*fn)(kiln_attn_tm
     using K = kiln::AttnWgmma<C>;
     return {name, nullptr, C::D, K::BM, C::BN, K::THREADS / 32, K::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, fn,
-            K::PSUM != 0};
+            K::PSUM != 0, K::PV16, K::LAZY};
 }
 #define WKERNEL(NAME, CFG) make_wkernel<CFG>(#NAME, NAME)
 #endif
@@ -420,7 +458,7 @@ static void ref_row(const Problem &P, int b, int h, int i, RowRef &r) {
         const int n1 = std::min(lim, n0 + BN);
         double mt = mr;
         for (int j = n0; j < n1; ++j) mt = std::max(mt, S[j]);
-        if (mt != mr) {
+        if (P.kern->lazy ? (mt - mr) * sl2 > P.kern->lazy : mt != mr) {  // (-inf - -inf: NaN, no move)
             const double corr = std::exp2((mr - mt) * sl2);
             lr *= corr;
             for (auto &o : r.recipe) o *= corr;
@@ -429,7 +467,7 @@ static void ref_row(const Problem &P, int b, int h, int i, RowRef &r) {
         const double shift = mr * sl2 - 8;
         for (int j = n0; j < n1; ++j) {
             const double p = std::exp2(S[j] * sl2 - shift);
-            const double pq = g_dec[0][enc8(p, false)];
+            const double pq = P.kern->pv16 ? (double)__half2float(__float2half_rn((float)p)) : g_dec[0][enc8(p, false)];
             lr += P.kern->psum ? pq : p;
             const uint8_t *vp = vrow(j);
             for (int d = 0; d < D; ++d) r.recipe[d] += pq * dec[vp[d]];
@@ -580,9 +618,20 @@ struct Timing {
     bool bad() const { return nonfinite || rel_recipe > gate; }
 };
 
+static std::string g_bench_filter;  // comma-separated substrings of kernel names; empty: all
+static bool bench_wanted(const std::string &name) {
+    if (g_bench_filter.empty()) return true;
+    for (size_t at = 0; at <= g_bench_filter.size();) {
+        const size_t end = std::min(g_bench_filter.find(',', at), g_bench_filter.size());
+        if (end > at && name.find(g_bench_filter.substr(at, end - at)) != std::string::npos) return true;
+        at = end + 1;
+    }
+    return false;
+}
 static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt19937_64 &rng) {
     for (const Kernel &k : g_kernels) {
         if (k.d != D || k.e5m2 || k.f16) continue;
+        if (!bench_wanted(k.name)) continue;
         for (int causal = 0; causal < 2; ++causal) {
             Problem P;
             P.kern = &k;
@@ -681,7 +730,10 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d64_s1_ps_fe1_e4m3_bf16", "attn_wg_d128_e4m3_bf16", "attn_wg_d128_n64_s1_e4m3_bf16",
           "attn_wg_d64_s2_ps_e4m3_bf16", "attn_wg_d128_ps_pr2_e4m3_bf16", "attn_wg_d256_ps_e4m3_bf16",
           "attn_wg_d256_n64_s1_ps_e4m3_bf16", "attn_wg_d256_n64_s2_ps_e4m3_bf16",
-          "attn_wg_m64_d256_ps_fe1_e4m3_bf16"})
+          "attn_wg_m64_d256_ps_fe1_e4m3_bf16", "attn_wg_d256_n64_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_e4m3_bf16",
+          "attn_wg_d256_n64_s2_pv16_e4m3_bf16", "attn_wg_m64_d256_n64_pv16_e4m3_bf16", "attn_wg_d128_pv16_e4m3_bf16",
+          "attn_wg_d128_s1_pv16_e4m3_bf16", "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
+          "attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -718,6 +770,10 @@ static std::vector<Case> cases() {
                  {}, 2});
     v.push_back({"attn_wg_d128_ps_e4m3_f16: varlen", "attn_wg_d128_ps_e4m3_f16", 3, 4, 1, 200, 200, false,
                  {5, 200, 131}, {5, 200, 131}, 1});
+    v.push_back({"attn_wg_d256_n64_pv16_e5m2_bf16: 200x333 causal", "attn_wg_d256_n64_pv16_e5m2_bf16", 2, 4, 2, 200, 333,
+                 true, {}, {}, 2});
+    v.push_back({"attn_wg_d256_n64_st3_pv16_e4m3_bf16: 300x1000", "attn_wg_d256_n64_st3_pv16_e4m3_bf16", 1, 4, 2, 300,
+                 1000, false, {}, {}, 1});
 #endif
     for (const char *k : {"attn_d64_m128n128_e4m3_bf16", "attn_d128_m128n32_e4m3_bf16", "attn_d256_m128n32_e4m3_bf16"}) {
         v.push_back({std::string(k) + ": 129x300", k, 2, 4, 2, 129, 300, false, {}, {}, 2});
@@ -734,8 +790,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[a], "--no-bench")) bench_on = false;
         else if (!strcmp(argv[a], "--debug")) debug = true;
         else if (!strcmp(argv[a], "--filter") && a + 1 < argc) filter = argv[++a];
+        else if (!strcmp(argv[a], "--bench-filter") && a + 1 < argc) g_bench_filter = argv[++a];
         else {
-            fprintf(stderr, "usage: %s [--no-bench] [--debug] [--filter SUBSTR]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--no-bench] [--debug] [--filter SUBSTR] [--bench-filter SUBSTR]\n", argv[0]);
             return 2;
         }
     }
@@ -761,7 +818,20 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d128_e4m3_bf16, W_attn_wg_d128_e4m3_bf16),
                             WKERNEL(attn_wg_d128_n64_s1_e4m3_bf16, W_attn_wg_d128_n64_s1_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s2_ps_e4m3_bf16, W_attn_wg_d64_s2_ps_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_ps_pr2_e4m3_bf16, W_attn_wg_d128_ps_pr2_e4m3_bf16)})
+                            WKERNEL(attn_wg_d128_ps_pr2_e4m3_bf16, W_attn_wg_d128_ps_pr2_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_pv16_e4m3_bf16, W_attn_wg_d256_n64_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s2_pv16_e4m3_bf16, W_attn_wg_d256_n64_s2_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_st3_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d256_n64_pv16_e4m3_bf16, W_attn_wg_m64_d256_n64_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_pv16_e5m2_bf16, W_attn_wg_d256_n64_pv16_e5m2_bf16),
+                            WKERNEL(attn_wg_d128_pv16_e4m3_bf16, W_attn_wg_d128_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pv16_e4m3_bf16, W_attn_wg_d128_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
