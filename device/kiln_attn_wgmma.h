@@ -12,6 +12,9 @@
 //                       added to O in FP32 every PROMOTE tiles (+ 8: P's row sums from rows of ones, PSUM)
 //     P V of tile j is left running while S of tile j + 1 is issued; the two consumers interleave on the tensor cores.
 //     Head dim 256 makes two passes over the keys, one per 128 of O's columns (DV): S is recomputed in each.
+//   PV 16 (C::PV): P V in f16 instead: the producer widens V to f16 as it transposes it (transpose16), P is rounded to
+//     f16 into the 4 A registers of each k16 step, wgmma m64n{D}k16 sums into O directly (no promotion: f16 sums keep
+//     FP32's bits), one pass at every head dim, and the row max moves only when it rises by more than 2^LAZY.
 //   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in two;
 //   tiles in load order t = pass * n_tiles + j.
 //

@@ -31,6 +31,11 @@ class AttnParam:
     token: str
     default: object
     doc: str
+    least: int = -1  # the smallest value a solution may give (-1: 0 where the default is 0, else 1)
+
+    @property
+    def minimum(self) -> int:
+        return self.least if self.least >= 0 else (0 if self.default == 0 else 1)
 
 
 # Catalogue order is name order. head_dim, bm and bn belong to every family; the rest to the families naming them.
@@ -49,10 +54,16 @@ PARAMS = (
                                "128 + 8 or 64 + 8) instead of the FP32 pipe"),
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
                                   "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
-                                  "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4"),
+                                  "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4 with "
+                                  "pv 8, 0 with pv 16 (f16 sums keep FP32's bits)", least=0),
     AttnParam("fexp", "FE", 0, "wgmma: of every 4 exponentials of an unmasked key tile, how many run on the FMA pipe "
                                "(a degree-3 polynomial scaled by 2^round(x)) instead of MUFU.EX2, which does 16 a "
                                "clock per SM; 0..4"),
+    AttnParam("pv", "PV", 8, "wgmma: the type of P and V in P V: 8 (P requantized to e4m3, V^T fp8: FlashAttention-3's "
+                             "recipe) or 16 (P rounded to f16, V widened to f16 as the producer transposes it: wgmma "
+                             "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
+                             "P's rounding error ~1e-3 instead of ~2.5e-2, and the row max moves only when it rises "
+                             "by more than 2^7; needs psum 0 and promote 0)"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -155,24 +166,44 @@ WGMMA_REGS = {128: 224, 64: 232}
 
 
 def _wgmma_dv(s: "AttnSolution") -> int:
-    """O's columns per pass over the keys (kiln_attn_wgmma.h DV)."""
-    return min(s.head_dim, 128)
+    """O's columns per pass over the keys (kiln_attn_wgmma.h DV): one pass with f16 P V."""
+    return s.head_dim if s.pv == 16 else min(s.head_dim, 128)
 
 
 def _wgmma_held(s: "AttnSolution") -> int:
     o = (_wgmma_dv(s) + 8 * s.psum) // 2
-    return (o * (2 if s.promote else 1) + s.bn // 2 + (2 if s.sched in (1, 2) else 1) * (s.bn // 8)
+    p = s.bn // (4 if s.pv == 16 else 8)  # P's A registers: BN / 16 k16 steps (f16) or BN / 32 k32 steps (fp8), 4 each
+    return (o * (2 if s.promote else 1) + s.bn // 2 + (2 if s.sched in (1, 2) else 1) * p
             + (8 if s.head_dim > _wgmma_dv(s) else 0))
 
 
+def _wgmma_vt(s: "AttnSolution") -> int:
+    """A V^T stage: f16 [D][BN] (pv 16), or fp8 [DV (+ 8 rows of ones with psum)][BN] padded to 1 KB."""
+    if s.pv == 16:
+        return s.head_dim * s.bn * 2
+    return -(-s.bn * (_wgmma_dv(s) + 8 * s.psum) // 1024) * 1024
+
+
 def _wgmma_lds(s: "AttnSolution") -> int:
-    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x BN x (DV + 8 rows
-    of ones with psum), each padded to 1 KB), two raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2)
-    and 1024 bytes to align the base for the swizzle."""
+    """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
+    raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the
+    swizzle."""
     dv = _wgmma_dv(s)
-    vt = -(-s.bn * (dv + 8 * s.psum) // 1024) * 1024  # a V^T stage, padded to 1 KB (the swizzle period)
-    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + vt) + 2 * s.bn * dv
+    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + 2 * s.bn * dv
             + 8 * (1 + 4 * s.stages + 2) + 1024)
+
+
+def _wgmma_pv_rules(s: "AttnSolution") -> list:
+    """P V's type and what it implies for the promotion and the row sums."""
+    if s.pv not in (8, 16):
+        return [("pv", f"{s.pv} must be 8 (P and V^T in fp8) or 16 (in f16)")]
+    if s.pv == 16 and s.promote != 0:
+        return [("promote", f"{s.promote} must be 0 with pv 16 (f16 P V sums keep FP32's bits: no promotion)")]
+    if s.pv == 16 and s.psum != 0:
+        return [("psum", f"{s.psum} must be 0 with pv 16 (the row sums are added in FP32)")]
+    if s.pv == 8 and not 1 <= s.promote <= 4:
+        return [("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)")]
+    return []
 
 
 def _wgmma_rules(s: "AttnSolution") -> list:
@@ -183,8 +214,8 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("sched", f"{s.sched} alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in WGMMA_SCHEDS and s.psum in (0, 1):
-        # (a bad bm, sched or psum is blamed instead)
+    elif (s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in WGMMA_SCHEDS and s.psum in (0, 1)
+          and not _wgmma_pv_rules(s)):  # (a bad bm, sched, psum, pv or promote is blamed instead)
         out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (bm {s.bm}, sched {s.sched}, psum {s.psum}, promote "
                           f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most "
                           f"{WGMMA_REGS[s.bm]} fit (use bn 64 or sched 0)"))
@@ -195,8 +226,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
                               f"consumers taking turns) or 3 (0 with the softmaxes taking turns)"))
     if s.psum not in (0, 1):
         out.append(("psum", f"{s.psum} must be 0 (row sums in FP32) or 1 (on the tensor cores)"))
-    if not 1 <= s.promote <= 4:
-        out.append(("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)"))
+    out += _wgmma_pv_rules(s)
     if not 0 <= s.fexp <= 4:
         out.append(("fexp", f"{s.fexp} must be 0..4 (of every 4 exponentials, how many run on the FMA pipe)"))
     return out
@@ -204,7 +234,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
-            ("PROMOTE", s.promote), ("FEXP", s.fexp))
+            ("PROMOTE", s.promote), ("FEXP", s.fexp), ("PV", s.pv))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -251,7 +281,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
-                             ("stages", "sched", "psum", "promote", "fexp"), threads=lambda s: 128 + 2 * s.bm,
+                             ("stages", "sched", "psum", "promote", "fexp", "pv"), threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
                              matrix_ops=lambda s: frozenset()),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
@@ -294,6 +324,7 @@ class AttnSolution:
     psum: int = 0
     promote: int = 0
     fexp: int = 0
+    pv: int = 0
     occ: int = 0
 
     @property
@@ -335,8 +366,8 @@ class AttnSolution:
         if self.head_dim not in HEAD_DIMS:
             out.append(("head_dim", f"{self.head_dim} must be 64, 128 or 256"))
         for f in ("bm", "bn") + self.spec.params:
-            if getattr(self, f) < (0 if PARAM[f].default == 0 else 1):  # sched may be 0, the rest are counts
-                out.append((f, f"{getattr(self, f)} must be {'non-negative' if PARAM[f].default == 0 else 'positive'}"))
+            if getattr(self, f) < PARAM[f].minimum:  # sched and promote may be 0, the rest are counts
+                out.append((f, f"{getattr(self, f)} must be {'non-negative' if PARAM[f].minimum == 0 else 'positive'}"))
         unused = [f.name for f in fields(self) if f.name in PARAM and f.name not in self.spec.fields
                   and getattr(self, f.name)]
         out += [(f, f"the {self.family.value} family takes no {f}") for f in unused]

@@ -182,11 +182,39 @@ def test_lds_formulas_follow_the_headers():
     # wgmma: Q, the K ring, the V^T ring (8 rows of ones with psum, each stage padded to 1 KB), two raw V tiles of a
     # pass, the mbarriers, 1 KB of alignment
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, psum=1,
-                           promote=1)
+                           promote=1, pv=8)
     assert wg.lds_bytes == 128 * 256 + 3 * (64 * 256 + 9 * 1024) + 2 * 64 * 128 + 8 * (1 + 4 * 3 + 2) + 1024
     assert wg.threads == 384 and wg.problems() == []
-    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, psum=1, promote=1)
+    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, psum=1, promote=1,
+                           pv=8)
     assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + 128 * 136) + 2 * 128 * 128 + 8 * 11 + 1024
+    # pv 16: V^T stages of f16 [D][BN], the raw V tiles whole (one pass over the keys)
+    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=2, sched=1, pv=16)
+    assert wg.lds_bytes == 128 * 256 + 2 * (64 * 256 + 256 * 64 * 2) + 2 * 64 * 256 + 8 * 11 + 1024
+    assert wg.problems() == [] and wg.name == "Attn_F8B_D256_BM128_BN64_S2_SC1_PS0_PR0_FE0_PV16_WGMMA_SM90"
+
+
+def _wgmma(**kw):
+    base = dict(arch=Arch.SM90, family=Family.WGMMA, qkv=DType.E4M3, o=DType.BF16, head_dim=128, bm=128, bn=128,
+                stages=2, psum=1, promote=1, pv=8)
+    return [field for field, _why in attn.AttnSolution(**{**base, **kw}).problems()]
+
+
+def test_wgmma_rules():
+    assert _wgmma() == [] and _wgmma(sched=3, head_dim=256) == []
+    assert _wgmma(bn=96) == ["bn"] and _wgmma(bm=192) == ["bm"] and _wgmma(stages=5) == ["stages"]
+    assert _wgmma(sched=2, bm=64) == ["sched"]                  # two consumers take turns
+    assert _wgmma(sched=1) == ["bn"]                            # 232 accumulator registers at head dim 128
+    assert _wgmma(promote=0) == ["promote"] and _wgmma(promote=5) == ["promote"]
+    assert _wgmma(pv=12) == ["pv"]
+    # f16 P V: no promotion, row sums in FP32; the f16 V^T of 128 keys at head dim 256 exceeds shared memory
+    f16 = dict(pv=16, promote=0, psum=0)
+    assert _wgmma(**f16) == [] and _wgmma(**f16, head_dim=256, bn=64, sched=1) == []
+    assert _wgmma(**f16, head_dim=64, bn=128, sched=1) == []
+    assert _wgmma(pv=16, psum=0) == ["promote"] and _wgmma(pv=16, promote=0) == ["psum"]
+    assert _wgmma(**f16, head_dim=256, bn=128) == ["bn"]
+    sol = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E5M2, DType.F16, 256, 64, 64, stages=2, pv=16)
+    assert attn.decode(sol.name) == sol
 
 
 # --- YAML ------------------------------------------------------------------------------------------------------------
