@@ -3,7 +3,8 @@
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I device tests/gpu/attn/attn_standalone.cu -o attn
 //   ./attn      (-arch=sm_89 -DKILN_ATTN_NO_WGMMA builds the mma family alone.)
 // Options: --no-bench (checks only), --debug (probes only, with details),
-//   --filter SUBSTR (cases whose name contains SUBSTR), --bench-filter A,B (time only kernels whose name contains A or B).
+//   --filter SUBSTR (cases whose name contains SUBSTR), --bench-filter A,B (time only kernels whose name contains A or B),
+//   --shapes BxHxSxD,... (the timed shapes instead of the FlashAttention ones).
 //
 // Each case quantizes random inputs to fp8 (descales map amax to the format's max), poisons O and lse, runs the
 // kernel, then compares every element with two float64 references built from the SAME fp8 bytes:
@@ -785,14 +786,16 @@ static std::vector<Case> cases() {
 
 int main(int argc, char **argv) {
     bool bench_on = true, debug = false;
-    std::string filter;
+    std::string filter, shapes;
     for (int a = 1; a < argc; ++a) {
         if (!strcmp(argv[a], "--no-bench")) bench_on = false;
         else if (!strcmp(argv[a], "--debug")) debug = true;
         else if (!strcmp(argv[a], "--filter") && a + 1 < argc) filter = argv[++a];
         else if (!strcmp(argv[a], "--bench-filter") && a + 1 < argc) g_bench_filter = argv[++a];
+        else if (!strcmp(argv[a], "--shapes") && a + 1 < argc) shapes = argv[++a];
         else {
-            fprintf(stderr, "usage: %s [--no-bench] [--debug] [--filter SUBSTR] [--bench-filter SUBSTR]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--no-bench] [--debug] [--filter SUBSTR] [--bench-filter A,B] [--shapes BxHxSxD,...]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -874,10 +877,16 @@ int main(int argc, char **argv) {
     std::vector<Timing> timings;
     if (bench_on && !debug) {
         printf("\ntimings (20 reps after 3 warm-ups; flops 4*B*H*S*S*D, half for causal)\n");
-        bench(4, 32, 4096, 128, timings, rng);
-        bench(2, 16, 8192, 64, timings, rng);
-        bench(2, 8, 8192, 256, timings, rng);
-        bench(1, 8, 512, 64, timings, rng);
+        if (shapes.empty()) shapes = "4x32x4096x128,2x16x8192x64,2x8x8192x256,1x8x512x64";
+        for (size_t at = 0; at < shapes.size();) {
+            const size_t end = std::min(shapes.find(',', at), shapes.size());
+            int b, h, sl, d;
+            if (sscanf(shapes.substr(at, end - at).c_str(), "%dx%dx%dx%d", &b, &h, &sl, &d) == 4)
+                bench(b, h, sl, d, timings, rng);
+            else
+                fprintf(stderr, "skipped shape '%s' (want BxHxSxD)\n", shapes.substr(at, end - at).c_str());
+            at = end + 1;
+        }
     }
 
     printf("\n==== summary: %zu checks, %d failed ====\n", results.size(), failed);
