@@ -494,16 +494,19 @@ template <class C> struct AttnWgmma {
                         rs[a & 1][kk] += ((c[0] + c[1]) + (c[2] + c[3])) - e4m3x4_sum(pa[kk][a]);
                 }
             }
-            if (!PSUM || MASK)
+            if (!PSUM || MASK) add_row_sums(rs, r);
+        }
+    }
+    // r.l[h] += the k steps' partial row sums rs[h][..], added as a tree.
+    template <int N> KILN_DEVICE static void add_row_sums(float (&rs)[2][N], Rows &r) {
 #pragma unroll
-                for (int hh = 0; hh < 2; ++hh) {
+        for (int hh = 0; hh < 2; ++hh) {
 #pragma unroll
-                    for (int w = PSTEPS / 2; w > 0; w >>= 1)
+            for (int w = N / 2; w > 0; w >>= 1)
 #pragma unroll
-                        for (int i = 0; i < PSTEPS / 2; ++i)
-                            if (i < w) rs[hh][i] += rs[hh][i + w];
-                    r.l[hh] += rs[hh][0];
-                }
+                for (int i = 0; i < N / 2; ++i)
+                    if (i < w) rs[hh][i] += rs[hh][i + w];
+            r.l[hh] += rs[hh][0];
         }
     }
     // f16 P (PV16): A register a of k16 step kk holds elements 8 kk + 2 a, + 1 (row g + 8 (a & 1), keys 2q, 2q + 1
@@ -527,15 +530,7 @@ template <class C> struct AttnWgmma {
                 rs[a & 1][kk] += c[0] + c[1];
             }
         }
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-#pragma unroll
-            for (int w = PV_STEPS / 2; w > 0; w >>= 1)
-#pragma unroll
-                for (int i = 0; i < PV_STEPS / 2; ++i)
-                    if (i < w) rs[hh][i] += rs[hh][i + w];
-            r.l[hh] += rs[hh][0];
-        }
+        add_row_sums(rs, r);
     }
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
                                     int n0, bool mask, int q4) {
