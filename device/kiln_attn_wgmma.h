@@ -188,6 +188,15 @@ template <class C> struct AttnLazy<C, decltype((void)C::LAZY)> {
     static constexpr int value = C::LAZY;
 };
 
+// C::VRAW (optional, default 2; a probe): raw V tiles in flight. The producer loads raw V tile t + VRAW - 1 while it
+// transposes tile t, so that more than one tile's load latency is covered (the K tile stays one ahead).
+template <class C, class = void> struct AttnVraw {
+    static constexpr int value = 2;
+};
+template <class C> struct AttnVraw<C, decltype((void)C::VRAW)> {
+    static constexpr int value = C::VRAW;
+};
+
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
@@ -214,9 +223,11 @@ template <class C> struct AttnWgmma {
     static constexpr int VT_PANEL = D * 128;
     static constexpr int VT_BYTES = PV16 ? D * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
-    static constexpr int OFF_BAR = OFF_VR + 2 * VR_BYTES;
-    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[2]
-    static constexpr int NBARS = 1 + 4 * ST + 2;
+    static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
+    static constexpr bool ONEPASS_V = PV16;           // a raw V tile is all D columns (else a pass's DV)
+    static constexpr int OFF_BAR = OFF_VR + VRAW * VR_BYTES;
+    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW]
+    static constexpr int NBARS = 1 + 4 * ST + VRAW;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
@@ -235,6 +246,7 @@ template <class C> struct AttnWgmma {
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
     static_assert(PV16 || DV == RB, "a pass's V columns are one panel");
     static_assert(PV == 8 || PV == 16, "P V in fp8 or f16");
+    static_assert(VRAW >= 2 && VRAW <= 6, "2..6 raw V buffers");
     static_assert(LAZY >= 0 && LAZY <= (PV16 ? 7 : 0), "P = 2^(8 + LAZY) at most: 2^15 in f16; e4m3 has no room");
     static_assert(!PV16 || (PSUM == 0 && PROMOTE == 0), "f16 P V: row sums in FP32, sums need no promotion");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
@@ -332,6 +344,7 @@ template <class C> struct AttnWgmma {
             }
             sm90::mbar_init(bars.vfull(0), 1);
             sm90::mbar_init(bars.vfull(1), 1);
+            for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
             sm90::mbar_init_fence();
         }
         barrier();
@@ -353,11 +366,33 @@ template <class C> struct AttnWgmma {
                     sm90::tma_load_4d(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), pass * DV, kvh,
                                       row, bc);
             };
+            // VRAW > 2: K and raw V apart, raw V tile t + VRAW - 1 loaded at tile t into the buffer transpose(t - 1)
+            // freed (the named barrier below)
+            auto load_k = [&](int t) {
+                const int pass = NPASS == 1 ? 0 : t / n_tiles;
+                const int st = t % ST, row = krow0 + (t - pass * n_tiles) * BN;
+                sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
+                load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
+            };
+            auto load_v = [&](int t) {
+                const int pass = NPASS == 1 ? 0 : t / n_tiles;
+                const int vb = t % VRAW, row = krow0 + (t - pass * n_tiles) * BN;
+                sm90::mbar_arrive_expect_tx(bars.vfull(vb), VR_BYTES);
+                if constexpr (ONEPASS_V)
+                    load_rows(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), BN, kvh, row, bc);
+                else
+                    sm90::tma_load_4d(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), pass * DV, kvh, row, bc);
+            };
             if (tid == 0) {
                 sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
                 sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
                 load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
-                if (total > 0) load_kv(0);
+                if constexpr (VRAW == 2) {
+                    if (total > 0) load_kv(0);
+                } else {
+                    if (total > 0) load_k(0);
+                    for (int v = 0; v < VRAW - 1 && v < total; ++v) load_v(v);
+                }
             }
             if (PSUM) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
                 for (int i = tid; i < ST * 2 * BN; i += 128)
@@ -365,17 +400,29 @@ template <class C> struct AttnWgmma {
                                   Fp8Ones<T8>::x4);
             }
             for (int t = 0; t < total; ++t) {
-                if (tid == 0 && t + 1 < total) {
-                    if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
-                    load_kv(t + 1);
+                if constexpr (VRAW == 2) {
+                    if (tid == 0 && t + 1 < total) {
+                        if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
+                        load_kv(t + 1);
+                    }
+                } else if (tid == 0) {
+                    if (t + VRAW - 1 < total) load_v(t + VRAW - 1);
+                    if (t + 1 < total) {
+                        if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
+                        load_k(t + 1);
+                    }
                 }
                 const int st = t % ST;
-                sm90::mbar_wait(bars.vfull(t & 1), (t >> 1) & 1);
+                const int vb = VRAW == 2 ? (t & 1) : t % VRAW;
+                sm90::mbar_wait(bars.vfull(vb), VRAW == 2 ? (t >> 1) & 1 : (t / VRAW) & 1);
                 if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ((t / ST) - 1) & 1);
+#ifdef KILN_PROBE_NO_TRANSPOSE  // timing probe only (the results are wrong): what a V^T loaded as it is would save
+                if (false)
+#endif
                 if constexpr (PV16)
-                    transpose16(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                    transpose16(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                 else
-                    transpose(smem + OFF_VR + (t & 1) * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                    transpose(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                 sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
                 sm90::named_barrier(1, 128);
                 if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));

@@ -165,6 +165,20 @@ using W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16 = WPv16<WCfg<256, 64, 3, kiln_e4m
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16)
 using W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16 = WNoLazy<W_attn_wg_d256_n64_pv16_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16)
+// more raw V tiles in flight (VRAW, a probe): the producer loads tile t + VRAW - 1 while it transposes tile t
+template <class B, int N> struct WVraw : B {
+    static constexpr int VRAW = N;
+};
+using W_attn_wg_d256_n64_s1_pv16_vr3_e4m3_bf16 = WVraw<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16, 3>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_vr3_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vr3_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16 = WVraw<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16, 4>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16)
+using W_attn_wg_d128_ps_vr4_e4m3_bf16 = WVraw<W_attn_wg_d128_ps_e4m3_bf16, 4>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_vr4_e4m3_bf16, W_attn_wg_d128_ps_vr4_e4m3_bf16)
+using W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16 = WVraw<W_attn_wg_d64_s1_ps_fe1_e4m3_bf16, 4>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16)
+using W_attn_wg_d256_ps_vr4_e4m3_bf16 = WVraw<W_attn_wg_d256_ps_e4m3_bf16, 4>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -734,7 +748,8 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_ps_fe1_e4m3_bf16", "attn_wg_d256_n64_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_e4m3_bf16",
           "attn_wg_d256_n64_s2_pv16_e4m3_bf16", "attn_wg_m64_d256_n64_pv16_e4m3_bf16", "attn_wg_d128_pv16_e4m3_bf16",
           "attn_wg_d128_s1_pv16_e4m3_bf16", "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
-          "attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16"})
+          "attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16",
+          "attn_wg_d128_ps_vr4_e4m3_bf16", "attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16", "attn_wg_d256_ps_vr4_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -834,7 +849,12 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16),
-                            WKERNEL(attn_wg_d256_n64_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16)})
+                            WKERNEL(attn_wg_d256_n64_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_pv16_nolazy_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_vr3_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vr3_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_ps_vr4_e4m3_bf16, W_attn_wg_d128_ps_vr4_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
