@@ -224,7 +224,6 @@ template <class C> struct AttnWgmma {
     static constexpr int VT_BYTES = PV16 ? D * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
-    static constexpr bool ONEPASS_V = PV16;           // a raw V tile is all D columns (else a pass's DV)
     static constexpr int OFF_BAR = OFF_VR + VRAW * VR_BYTES;
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW]
     static constexpr int NBARS = 1 + 4 * ST + VRAW;
@@ -368,35 +367,32 @@ template <class C> struct AttnWgmma {
             sm90::regs_dealloc<PRODUCER_REGS>();
             // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass.
             const int total = NPASS * n_tiles;
-            auto load_kv = [&](int t) {
-                const int pass = NPASS == 1 ? 0 : t / n_tiles;
-                const int st = t % ST, row = krow0 + (t - pass * n_tiles) * BN;
-                sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
-                load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
-                // raw V buffer t & 1 was last read by the transpose of tile t - 2 (the named barrier below)
-                sm90::mbar_arrive_expect_tx(bars.vfull(t & 1), VR_BYTES);
-                if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
-                    load_rows(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), BN, kvh, row, bc);
-                else
-                    sm90::tma_load_4d(smem + OFF_VR + (t & 1) * VR_BYTES, &maps.v, bars.vfull(t & 1), pass * DV, kvh,
-                                      row, bc);
-            };
-            // VRAW > 2: K and raw V apart, raw V tile t + VRAW - 1 loaded at tile t into the buffer transpose(t - 1)
-            // freed (the named barrier below)
-            auto load_k = [&](int t) {
-                const int pass = NPASS == 1 ? 0 : t / n_tiles;
-                const int st = t % ST, row = krow0 + (t - pass * n_tiles) * BN;
+            // K tile t into its ring stage; raw V tile t into buffer t % VRAW, which the transpose of tile t - VRAW
+            // read last (the named barrier below). With VRAW > 2 raw V runs VRAW - 1 tiles ahead of K's one.
+            auto issue_k = [&](int t, int row) {
+                const int st = t % ST;
                 sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
                 load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
             };
-            auto load_v = [&](int t) {
-                const int pass = NPASS == 1 ? 0 : t / n_tiles;
-                const int vb = t % VRAW, row = krow0 + (t - pass * n_tiles) * BN;
+            auto issue_v = [&](int t, int pass, int row) {
+                const int vb = VRAW == 2 ? (t & 1) : t % VRAW;
                 sm90::mbar_arrive_expect_tx(bars.vfull(vb), VR_BYTES);
-                if constexpr (ONEPASS_V)
+                if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
                     load_rows(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), BN, kvh, row, bc);
                 else
                     sm90::tma_load_4d(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), pass * DV, kvh, row, bc);
+            };
+            auto pass_of = [&](int t) { return NPASS == 1 ? 0 : t / n_tiles; };
+            auto row_of = [&](int t, int pass) { return krow0 + (t - pass * n_tiles) * BN; };
+            auto load_kv = [&](int t) {
+                const int pass = pass_of(t), row = row_of(t, pass);
+                issue_k(t, row);
+                issue_v(t, pass, row);
+            };
+            auto load_k = [&](int t) { issue_k(t, row_of(t, pass_of(t))); };
+            auto load_v = [&](int t) {
+                const int pass = pass_of(t);
+                issue_v(t, pass, row_of(t, pass));
             };
             if (tid == 0) {
                 sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
