@@ -73,15 +73,20 @@ template <int N> struct WgRS16;
 #include "kiln_attn_wgmma_ops.h"
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
+// An optional Config constant: TRAIT<C>::value is C::FIELD where the Config has it, else the default (which may
+// read C's other options).
+#define KILN_ATTN_OPTION(TRAIT, FIELD, DEFAULT)                                                               \
+    template <class C, class = void> struct TRAIT {                                                          \
+        static constexpr int value = DEFAULT;                                                                \
+    };                                                                                                       \
+    template <class C> struct TRAIT<C, decltype((void)C::FIELD)> {                                           \
+        static constexpr int value = C::FIELD;                                                               \
+    };
+
 // C::SCHED (optional, default 0): 0 runs each tile's S, softmax and P V in turn; 1 overlaps the softmax of tile j
 // with P V of tile j - 1 (one more set of P registers); 2 is 1 with the two consumers taking turns at the tensor cores;
 // 3 is 0 with the two consumers taking turns at the softmax (so that the MUFU serves one at a time).
-template <class C, class = void> struct AttnSched {
-    static constexpr int value = 0;
-};
-template <class C> struct AttnSched<C, decltype((void)C::SCHED)> {
-    static constexpr int value = C::SCHED;
-};
+KILN_ATTN_OPTION(AttnSched, SCHED, 0)
 // 2^x on the FMA pipe, for a share of the softmax's exponentials (MUFU.EX2 runs 16 a clock per SM and the consumers
 // wait on it): a degree-3 fit of 2^f on [-1/2, 1/2] (relative error 7.5e-5) times 2^round(x) through the exponent
 // bits. x under -125 gives 2^-125, which e4m3 flushes to 0 as it does 2^x.
@@ -119,43 +124,23 @@ template <> struct Fp8Ones<kiln_e5m2> {
 // (already rescaled with O, the same rounded P that multiplies V: O is normalized by them). For the lse, the masked
 // tiles (the only ones of a row that sees few keys, where P's rounding to e4m3 does not average out) also add
 // sum(P - e4m3(P)) in FP32.
-template <class C, class = void> struct AttnPsum {
-    static constexpr int value = 0;
-};
-template <class C> struct AttnPsum<C, decltype((void)C::PSUM)> {
-    static constexpr int value = C::PSUM;
-};
+KILN_ATTN_OPTION(AttnPsum, PSUM, 0)
 // C::PROMOTE (optional, default 1): n > 0 runs P V into fresh accumulators for n tiles at a time and adds them to
 // O in FP32. wgmma sums fp8 products with fewer bits than FP32, and the error of a sum that keeps growing across the
 // whole key range is a bias, not noise: 256 k32 steps into one accumulator lose ~15% where V's columns have a mean
 // (and diffuse attention makes O that mean). Promotion bounds the steps of any one wgmma sum to n tiles' worth, at
 // D / 2 more registers and D / 2 FP32 adds every n tiles.
-template <class C, class = void> struct AttnPromote {
-    static constexpr int value = 1;
-};
-template <class C> struct AttnPromote<C, decltype((void)C::PROMOTE)> {
-    static constexpr int value = C::PROMOTE;
-};
+KILN_ATTN_OPTION(AttnPromote, PROMOTE, 1)
 // C::FEXP (optional, default 0; 0..4): of every 4 exponentials of an unmasked key tile, how many exp2_fma computes on
 // the FMA pipe instead of MUFU.EX2. The MUFU does 16 a clock per SM, and at head dim 64 or with one consumer the
 // softmax waits on it; at head dim 128 and 256 with two consumers the extra instructions cost more than they save.
-template <class C, class = void> struct AttnFexp {
-    static constexpr int value = 0;
-};
-template <class C> struct AttnFexp<C, decltype((void)C::FEXP)> {
-    static constexpr int value = C::FEXP;
-};
+KILN_ATTN_OPTION(AttnFexp, FEXP, 0)
 
 // C::PV (optional, default 8): the type of P and V^T in P V. 8: P requantized to e4m3 and V^T fp8 (FlashAttention-3's
 // recipe; wgmma's fp8 sums need the promotion above). 16: P rounded to f16 and V widened to f16 by the producer as it
 // transposes it (wgmma m64nNk16, half the fp8 rate, sums with FP32's bits, so no promotion and no second pass: O of
 // head dim 256 is 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PSUM 0 and PROMOTE 0.
-template <class C, class = void> struct AttnPv {
-    static constexpr int value = 8;
-};
-template <class C> struct AttnPv<C, decltype((void)C::PV)> {
-    static constexpr int value = C::PV;
-};
+KILN_ATTN_OPTION(AttnPv, PV, 8)
 // fp8 x 4 -> two f16 pairs (bytes 0, 1 and 2, 3; the lower byte in the lower half), exact for both formats.
 template <class T8> struct Widen16;
 template <> struct Widen16<kiln_e4m3> {
@@ -181,21 +166,11 @@ KILN_DEVICE uint32_t f32x2_to_f16x2(float lo, float hi) {
 // C::LAZY (optional; default 7 with f16 P V, else 0): a row's running max moves only when a tile's max exceeds it by
 // more than 2^LAZY in exp2 units, so that O is rescaled only then (most tiles of a long row, where the max has
 // settled): P then reaches 2^(8 + LAZY), which f16 holds (2^15 < 65504) and e4m3 does not (448), so fp8 P V keeps 0.
-template <class C, class = void> struct AttnLazy {
-    static constexpr int value = AttnPv<C>::value == 16 ? 7 : 0;
-};
-template <class C> struct AttnLazy<C, decltype((void)C::LAZY)> {
-    static constexpr int value = C::LAZY;
-};
+KILN_ATTN_OPTION(AttnLazy, LAZY, AttnPv<C>::value == 16 ? 7 : 0)
 
 // C::VRAW (optional, default 2; a probe): raw V tiles in flight. The producer loads raw V tile t + VRAW - 1 while it
 // transposes tile t, so that more than one tile's load latency is covered (the K tile stays one ahead).
-template <class C, class = void> struct AttnVraw {
-    static constexpr int value = 2;
-};
-template <class C> struct AttnVraw<C, decltype((void)C::VRAW)> {
-    static constexpr int value = C::VRAW;
-};
+KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
