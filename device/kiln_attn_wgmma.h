@@ -15,8 +15,8 @@
 //   PV 16 (C::PV): P V in f16 instead: the producer widens V to f16 as it transposes it (transpose16), P is rounded to
 //     f16 into the 4 A registers of each k16 step, wgmma m64n{D}k16 sums into O directly (no promotion: f16 sums keep
 //     FP32's bits), one pass at every head dim, and the row max moves only when it rises by more than 2^LAZY.
-//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in two;
-//   tiles in load order t = pass * n_tiles + j.
+//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in VRAW
+//   buffers (2 unless a probe asks for more); tiles in load order t = pass * n_tiles + j.
 //
 // Fragments (PTX ISA, wgmma register fragments; per warp w of a consumer, rows 16w + g and 16w + g + 8, g = lane / 4,
 // q = lane % 4): accumulator d[4j + e] is row g + 8 * (e / 2), column 8j + 2q + e % 2; A (8-bit) a0: row g, k 4q..4q+3;
