@@ -269,6 +269,10 @@ template <class C> struct AttnWgmma {
         }
     }
 
+    // Raw V tile t's buffer, and how many times that buffer was filled before it (its mbarrier's phase).
+    KILN_DEVICE static int vr_slot(int t) { return VRAW == 2 ? (t & 1) : t % VRAW; }
+    KILN_DEVICE static int vr_use(int t) { return VRAW == 2 ? t >> 1 : t / VRAW; }
+
     // PV16: the V tile [BN][D] (fp8, D / RB panels of RB-swizzled rows) -> V^T [D][BN] in f16, keys in their own order
     // (P's f16 A fragment takes keys 2q, 2q + 1 and 8 + 2q, 9 + 2q of each 16, as S's accumulators hold them), in
     // panels of 64 keys with 128-byte rows. Each warp takes 32-key x 16-column blocks: ldmatrix.x4 (lane l gives key
@@ -350,7 +354,7 @@ template <class C> struct AttnWgmma {
                 load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
             };
             auto issue_v = [&](int t, int pass, int row) {
-                const int vb = VRAW == 2 ? (t & 1) : t % VRAW;
+                const int vb = vr_slot(t);
                 sm90::mbar_arrive_expect_tx(bars.vfull(vb), VR_BYTES);
                 if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
                     load_rows(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), BN, kvh, row, bc);
@@ -399,8 +403,8 @@ template <class C> struct AttnWgmma {
                     }
                 }
                 const int st = t % ST;
-                const int vb = VRAW == 2 ? (t & 1) : t % VRAW;
-                sm90::mbar_wait(bars.vfull(vb), VRAW == 2 ? (t >> 1) & 1 : (t / VRAW) & 1);
+                const int vb = vr_slot(t);
+                sm90::mbar_wait(bars.vfull(vb), (uint32_t)(vr_use(t) & 1));
                 if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ((t / ST) - 1) & 1);
 #ifdef KILN_PROBE_NO_TRANSPOSE  // timing probe only (the results are wrong): what a V^T loaded as it is would save
                 if (false)
@@ -484,23 +488,17 @@ template <class C> struct AttnWgmma {
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             corr[hh] = 1.f;
-            if constexpr (LAZY > 0) {
-                // the max moves only when it rises by more than 2^LAZY (-inf -> finite included; -inf - -inf is NaN:
-                // no move), so that P = 2^8 exp2(..) stays at or below 2^(8 + LAZY), and O is rarely rescaled
-                if ((mx - r.m[hh]) * r.sl2 > (float)LAZY) {
-                    corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
-                    r.l[hh] *= corr[hh];
-                    r.m[hh] = mx;
-                }
-                shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
-            } else {
-                if (mx != r.m[hh]) {  // the max moved (-inf -> finite included: O and l are still 0 then)
-                    corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
-                    r.l[hh] *= corr[hh];
-                    r.m[hh] = mx;
-                }
-                shift[hh] = mx == -INFINITY ? 0.f : mx * r.sl2 - 8.f;  // a row that sees no key yet: p = 2^-inf = 0
+            // The max moved (-inf -> finite included: O and l are still 0 then). LAZY: only when it rose by more than
+            // 2^LAZY (-inf - -inf is NaN: no move), so that P = 2^8 exp2(..) stays at or below 2^(8 + LAZY).
+            if (LAZY > 0 ? (mx - r.m[hh]) * r.sl2 > (float)LAZY : mx != r.m[hh]) {
+                corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
+                r.l[hh] *= corr[hh];
+                r.m[hh] = mx;
             }
+            // The exponent's shift from the row max as it now stands (a row that sees no key yet: p = 2^-inf = 0).
+            // Without LAZY that is mx, read before the branch: the shift stays off the branch's critical path.
+            const float mref = LAZY > 0 ? r.m[hh] : mx;
+            shift[hh] = mref == -INFINITY ? 0.f : mref * r.sl2 - 8.f;
         }
         if constexpr (PV16) {
             softmax_f16<MASK>(pa, r, shift, score);
