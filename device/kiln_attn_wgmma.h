@@ -14,7 +14,8 @@
 //     Head dim 256 makes two passes over the keys, one per 128 of O's columns (DV): S is recomputed in each.
 //   PV 16 (C::PV): P V in f16 instead: the producer widens V to f16 as it transposes it (transpose16), P is rounded to
 //     f16 into the 4 A registers of each k16 step, wgmma m64n{D}k16 sums into O directly (no promotion: f16 sums keep
-//     FP32's bits), one pass at every head dim, and the row max moves only when it rises by more than 2^LAZY.
+//     FP32's bits), one pass at every head dim, and the row max moves only when it rises by more than 2^LAZY. V^T's
+//     rows (O's columns) are permuted inside each 16 (vt16_col), which the epilogue undoes.
 //   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in VRAW
 //   buffers (2 unless a probe asks for more); tiles in load order t = pass * n_tiles + j.
 //
@@ -275,40 +276,68 @@ template <class C> struct AttnWgmma {
 
     // PV16: the V tile [BN][D] (fp8, D / RB panels of RB-swizzled rows) -> V^T [D][BN] in f16, keys in their own order
     // (P's f16 A fragment takes keys 2q, 2q + 1 and 8 + 2q, 9 + 2q of each 16, as S's accumulators hold them), in
-    // panels of 64 keys with 128-byte rows. Each warp takes 32-key x 16-column blocks: ldmatrix.x4 (lane l gives key
-    // l; matrix i holds keys 8i .. 8i + 7, thread (g, q) columns 4q .. 4q + 3 of key 8i + g), widened to two f16
-    // pairs (columns 4q, 4q + 1 and 4q + 2, 4q + 3), stored by two stmatrix.x4.trans: row c of matrix i is column
-    // 4 (c / 2) + c % 2 (+ 2 for the second) over the 8 keys, so lane l = 8i + c addresses that V^T row's 16 bytes.
-    KILN_DEVICE static void transpose16(const uint8_t *vr, uint8_t *vt, int warp, int lane) {
-        constexpr int JOBS = (BN / 32) * (D / 16);
-        const uint32_t vr0 = smem_addr(vr), vt0 = smem_addr(vt);
-        const int i = lane >> 3, c = lane & 7, dc = 4 * (c >> 1) + (c & 1);
+    // panels of 64 keys with 128-byte rows. A job is 32 keys x 16 columns: ldmatrix.x4 (lane l gives key l; matrix i
+    // holds keys 8i .. 8i + 7, thread (g, q) columns 4q .. 4q + 3 of key 8i + g), widened to two f16 pairs (columns
+    // 4q, 4q + 1 and 4q + 2, 4q + 3), stored by two stmatrix.x4.trans. Memory row c of the first matrix holds column
+    // 4 (c / 2) + c % 2 and of the second that + 2; they go to V^T rows c and 8 + c of the 16, so V^T's columns are
+    // permuted inside each 16 (vt16_col; the epilogue writes O's columns back in place) and the 8 rows each matrix
+    // writes fall in 8 different 16-byte bank groups of the swizzle (the rows in column order, 0 1 4 5 8 9 12 13, met
+    // each group twice: every store took two wavefronts).
+    // Each warp owns CPW of a panel's 16-byte column chunks, in every panel and 32-key group, so that its lane
+    // addresses are computed once (Vt16Lanes) and every job's offsets are immediates: with the swizzle XOR on the
+    // chunk bits and the job's own offsets on 1 KB multiples, base + offset is the swizzled address.
+    static constexpr int VT16_CPW = RB / 16 / 4;  // column chunks a warp, a panel
+    struct Vt16Lanes {
+        uint32_t ld[VT16_CPW];  // ldmatrix: key `lane`, chunk 4 * CPW... of panel 0, swizzled
+        uint32_t st[2];         // stmatrix: V^T row c = lane % 8 of the warp's first 16 columns, keys 8 (lane / 8)
+                                // (+ 32 for st[1]) of a 64-key panel, swizzled
+    };
+    KILN_DEVICE static Vt16Lanes vt16_lanes(int warp, int lane) {
+        Vt16Lanes v;
+#pragma unroll
+        for (int ci = 0; ci < VT16_CPW; ++ci) v.ld[ci] = (uint32_t)sm90::swz<RB>(lane, 16 * (VT16_CPW * warp + ci));
+        const int c = lane & 7, i = lane >> 3, row = 16 * VT16_CPW * warp + c;
+#pragma unroll
+        for (int kb = 0; kb < 2; ++kb) v.st[kb] = (uint32_t)sm90::swz<128>(row, 2 * (32 * kb + 8 * i));
+        return v;
+    }
+    // The V column that O's accumulator column n holds (n = 16 u + r: r < 8 -> 4 (r / 2) + r % 2, else that + 2).
+    KILN_DEVICE static constexpr int vt16_col(int n) {
+        return (n & ~15) + 4 * ((n & 7) >> 1) + (n & 1) + ((n & 8) ? 2 : 0);
+    }
+    KILN_DEVICE static void transpose16(uint32_t vr, uint32_t vt, const Vt16Lanes &lanes) {
 #ifdef KILN_PROBE_NO_STSM
         uint32_t sink = 0;
 #endif
-#pragma unroll 2
-        for (int job = warp; job < JOBS; job += 4) {
-            const int k0 = 32 * (job / (D / 16)), col = 16 * (job % (D / 16));
-            uint32_t r[4], lo[4], hi[4];
-            sm90::ldmatrix_x4(r, vr0 + (col / RB) * BN * RB + sm90::swz<RB>(k0 + lane, col % RB));
+#pragma unroll
+        for (int k0 = 0; k0 < BN; k0 += 32)
+#pragma unroll
+            for (int pnl = 0; pnl < PANELS; ++pnl)
+#pragma unroll
+                for (int ci = 0; ci < VT16_CPW; ++ci) {
+                    uint32_t r[4], lo[4], hi[4];
+                    // keys k0 + lane: + k0 rows (a multiple of 8 rows keeps the swizzle), panel pnl
+                    sm90::ldmatrix_x4(r, vr + lanes.ld[ci] + pnl * BN * RB + k0 * RB);
 #ifdef KILN_PROBE_NO_CVT  // timing probe only (e4m3 results wrong): the widening as two byte permutes
 #pragma unroll
-            for (int e = 0; e < 4; ++e) Widen16<kiln_e5m2>::run(r[e], lo[e], hi[e]);
+                    for (int e = 0; e < 4; ++e) Widen16<kiln_e5m2>::run(r[e], lo[e], hi[e]);
 #else
 #pragma unroll
-            for (int e = 0; e < 4; ++e) Widen16<T8>::run(r[e], lo[e], hi[e]);
+                    for (int e = 0; e < 4; ++e) Widen16<T8>::run(r[e], lo[e], hi[e]);
 #endif
-            const int key = k0 + 8 * i;
-            const uint32_t at = vt0 + (key / 64) * VT_PANEL;
+                    // V^T rows of columns pnl * RB + 16 (CPW warp + ci) (+ 8 for hi); keys k0 ..: 64-key panel
+                    // k0 / 64, 32-key half (k0 / 32) % 2
+                    const uint32_t at = vt + lanes.st[(k0 / 32) % 2] + (k0 / 64) * VT_PANEL +
+                                        (pnl * RB + 16 * ci) * 128;
 #ifdef KILN_PROBE_NO_STSM  // timing probe only (results wrong): loads and widening kept, the stores left out
-            sink ^= lo[0] ^ lo[1] ^ lo[2] ^ lo[3] ^ hi[0] ^ hi[1] ^ hi[2] ^ hi[3] ^ at;
+                    sink ^= lo[0] ^ lo[1] ^ lo[2] ^ lo[3] ^ hi[0] ^ hi[1] ^ hi[2] ^ hi[3] ^ at;
 #else
-            sm90::stmatrix_x4_trans(at + sm90::swz<128>(col + dc, 2 * (key % 64)), lo[0], lo[1], lo[2], lo[3]);
-            sm90::stmatrix_x4_trans(at + sm90::swz<128>(col + dc + 2, 2 * (key % 64)), hi[0], hi[1], hi[2], hi[3]);
+                    sm90::stmatrix_x4_trans(at, lo[0], lo[1], lo[2], lo[3]);
+                    sm90::stmatrix_x4_trans(at + 8 * 128, hi[0], hi[1], hi[2], hi[3]);
 #endif
-        }
+                }
 #ifdef KILN_PROBE_NO_STSM
-        if (sink == 0x9e3779b9u) sm90::sts_u32(vt0, sink);  // keeps the loads and conversions alive
+        if (sink == 0x9e3779b9u) sm90::sts_u32(vt, sink);  // keeps the loads and conversions alive
 #endif
     }
 
@@ -344,6 +373,7 @@ template <class C> struct AttnWgmma {
 
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
+            const Vt16Lanes vt16 = vt16_lanes(warp, lane);  // (PV16 only)
             // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass.
             const int total = NPASS * n_tiles;
             // K tile t into its ring stage; raw V tile t into buffer t % VRAW, which the transpose of tile t - VRAW
@@ -410,7 +440,8 @@ template <class C> struct AttnWgmma {
                 if (false)
 #endif
                 if constexpr (PV16)
-                    transpose16(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                    transpose16(smem_addr(smem + OFF_VR + vb * VR_BYTES), smem_addr(smem + OFF_VT + st * VT_BYTES),
+                                vt16);
                 else
                     transpose(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                 sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
@@ -759,10 +790,12 @@ template <class C> struct AttnWgmma {
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;
-            TO *orow = out.o + row * p.o_stride_s + pass * DV + 2 * q4;
+            // accumulator columns 8t + 2 q4 (+ 1); with PV16 the V columns they hold (vt16_col(8t + 2 q4)): 16 (t / 2)
+            // + 4 q4 + 2 (t % 2) (+ 1), so a thread's 4 columns of each 16 are adjacent
+            TO *orow = out.o + row * p.o_stride_s + pass * DV + (PV16 ? 4 : 2) * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t)
-                *reinterpret_cast<uint32_t *>(orow + 8 * t) =
+                *reinterpret_cast<uint32_t *>(orow + (PV16 ? vt16_col(8 * t) : 8 * t)) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
             if (p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, mrow[hh], l_lse);
         }
