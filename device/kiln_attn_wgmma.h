@@ -173,6 +173,12 @@ KILN_ATTN_OPTION(AttnLazy, LAZY, AttnPv<C>::value == 16 ? 7 : 0)
 // transposes tile t, so that more than one tile's load latency is covered (the K tile stays one ahead).
 KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 
+// C::VPRE (optional, default 0; f16 P V only): V^T prepacked by the caller in f16, [batch][kv head][D][keys] (keys
+// padded to a multiple of 8, the TMA stride rule; varlen: batch 1, the total keys), maps.v a 4-D map {keys, D, heads,
+// batch} of it with box {64 keys, D, 1, 1} and the 128-byte swizzle: TMA writes the V^T stages as the consumers read
+// them, so the producer neither widens nor transposes (V^T's columns in their own order).
+KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
+
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
@@ -200,7 +206,9 @@ template <class C> struct AttnWgmma {
     static constexpr int VT_BYTES = PV16 ? D * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
-    static constexpr int OFF_BAR = OFF_VR + VRAW * VR_BYTES;
+    static constexpr bool VPRE = AttnVpre<C>::value != 0;
+    static constexpr bool VT16_PERM = PV16 && !VPRE;  // V^T's columns permuted inside each 16 (transpose16)
+    static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW]
     static constexpr int NBARS = 1 + 4 * ST + VRAW;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
@@ -222,6 +230,7 @@ template <class C> struct AttnWgmma {
     static_assert(PV16 || DV == RB, "a pass's V columns are one panel");
     static_assert(PV == 8 || PV == 16, "P V in fp8 or f16");
     static_assert(VRAW >= 2 && VRAW <= 6, "2..6 raw V buffers");
+    static_assert(!VPRE || PV16, "a prepacked V^T is f16: P V in f16");
     static_assert(LAZY >= 0 && LAZY <= (PV16 ? 7 : 0), "P = 2^(8 + LAZY) at most: 2^15 in f16; e4m3 has no room");
     static_assert(!PV16 || (PSUM == 0 && PROMOTE == 0), "f16 P V: row sums in FP32, sums need no promotion");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
@@ -341,6 +350,28 @@ template <class C> struct AttnWgmma {
 #endif
     }
 
+    // VPRE's producer, one thread: Q, then per key tile its K tile and its V^T tile (BN / 64 boxes of 64 keys x D), each
+    // into its ring stage once the consumers have released the stage.
+    KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
+                                         int kvh, int qrow0, int krow0, int bc, int n_tiles) {
+        sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
+        sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
+        load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
+        for (int t = 0; t < n_tiles; ++t) {  // (one pass)
+            const int st = t % ST, row = krow0 + t * BN;
+            const uint32_t ph = (uint32_t)((t / ST) - 1) & 1;
+            if (t >= ST) sm90::mbar_wait(bars.kempty(st), ph);
+            sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
+            load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
+            if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ph);
+            sm90::mbar_arrive_expect_tx(bars.vtfull(st), VT_BYTES);
+#pragma unroll
+            for (int pnl = 0; pnl < BN / 64; ++pnl)
+                sm90::tma_load_4d(smem + OFF_VT + st * VT_BYTES + pnl * VT_PANEL, &maps.v, bars.vtfull(st),
+                                  row + 64 * pnl, 0, kvh, bc);
+        }
+    }
+
     KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem) {
         const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
         const int b = (int)blockIdx.z, h = (int)blockIdx.y;
@@ -373,6 +404,10 @@ template <class C> struct AttnWgmma {
 
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
+            if constexpr (VPRE) {
+                if (tid == 0) produce_vpre(maps, smem, bars, h, kvh, qrow0, krow0, bc, n_tiles);
+                return;
+            }
             const Vt16Lanes vt16 = vt16_lanes(warp, lane);  // (PV16 only)
             // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass.
             const int total = NPASS * n_tiles;
@@ -790,12 +825,12 @@ template <class C> struct AttnWgmma {
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;
-            // accumulator columns 8t + 2 q4 (+ 1); with PV16 the V columns they hold (vt16_col(8t + 2 q4)): 16 (t / 2)
+            // accumulator columns 8t + 2 q4 (+ 1); with VT16_PERM the V columns they hold (vt16_col(8t + 2 q4)): 16 (t / 2)
             // + 4 q4 + 2 (t % 2) (+ 1), so a thread's 4 columns of each 16 are adjacent
-            TO *orow = out.o + row * p.o_stride_s + pass * DV + (PV16 ? 4 : 2) * q4;
+            TO *orow = out.o + row * p.o_stride_s + pass * DV + (VT16_PERM ? 4 : 2) * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t)
-                *reinterpret_cast<uint32_t *>(orow + (PV16 ? vt16_col(8 * t) : 8 * t)) =
+                *reinterpret_cast<uint32_t *>(orow + (VT16_PERM ? vt16_col(8 * t) : 8 * t)) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
             if (p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, mrow[hh], l_lse);
         }

@@ -151,6 +151,10 @@ using W_attn_wg_d128_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_pv16_e4m3_bf16, W_attn_wg_d128_pv16_e4m3_bf16)
 using W_attn_wg_d128_s1_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pv16_e4m3_bf16, W_attn_wg_d128_s1_pv16_e4m3_bf16)
+using W_attn_wg_m64_d128_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 0, 64, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_pv16_e4m3_bf16, W_attn_wg_m64_d128_pv16_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 1, 64, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pv16_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_e4m3_bf16)
 using W_attn_wg_d64_s1_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16)
 // the same without the lazy max (LAZY 0: the max moves at every rise), and with exponentials on the FMA pipe
@@ -179,6 +183,27 @@ using W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16 = WVraw<W_attn_wg_d64_s1_ps_fe1_e4m3
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16)
 using W_attn_wg_d256_ps_vr4_e4m3_bf16 = WVraw<W_attn_wg_d256_ps_e4m3_bf16, 4>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16)
+// V^T prepacked in f16 (VPRE): TMA loads the V^T stages, the producer neither widens nor transposes; the harness packs
+// V with pack_vt16 before the first launch (not timed)
+template <class B> struct WVpre : B {
+    static constexpr int VPRE = 1;
+};
+using W_attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d256_n64_s2_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_pv16_vpre_e5m2_bf16 = WVpre<W_attn_wg_d256_n64_pv16_e5m2_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_pv16_vpre_e5m2_bf16, W_attn_wg_d256_n64_pv16_vpre_e5m2_bf16)
+using W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_m64_d256_n64_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d128_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16 = WVpre<WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 2, 128, 0, 0>>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -190,12 +215,13 @@ struct Kernel {
     bool psum;                          // row sums of the rounded P (wgmma PSUM)
     bool pv16;                          // P rounded to f16, not e4m3 (wgmma PV 16)
     int lazy;                           // the row max moves only past 2^lazy (wgmma LAZY)
+    bool vpre;                          // V^T prepacked in f16 (wgmma VPRE)
     const void *entry() const { return wfn ? (const void *)wfn : (const void *)fn; }
 };
 template <class C> Kernel make_kernel(const char *name, void (*fn)(kiln_attn_params)) {
     return {name, fn, C::D, C::BM, C::BN, C::WARPS, kiln::AttnMma<C>::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, nullptr, false,
-            false, 0};
+            false, 0, false};
 }
 #define KERNEL(NAME, CFG) make_kernel<CFG>(#NAME, NAME)
 #ifndef KILN_ATTN_NO_WGMMA
@@ -203,7 +229,7 @@ template <class C> Kernel make_wkernel(const char *name, void (*fn)(kiln_attn_tm
     using K = kiln::AttnWgmma<C>;
     return {name, nullptr, C::D, K::BM, C::BN, K::THREADS / 32, K::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, fn,
-            K::PSUM != 0, K::PV16, K::LAZY};
+            K::PSUM != 0, K::PV16, K::LAZY, K::VPRE};
 }
 #define WKERNEL(NAME, CFG) make_wkernel<CFG>(#NAME, NAME)
 #endif
@@ -270,6 +296,8 @@ struct Problem {
     uint16_t *dout = nullptr;
     float *dlse = nullptr, *dqd = nullptr, *dkd = nullptr, *dvd = nullptr;
     int32_t *dcuq = nullptr, *dcuk = nullptr;
+    mutable uint16_t *dvt = nullptr;  // VPRE: V^T in f16, [B][Hkv][D][vt_keys] (varlen: B = 1), packed at first launch
+    mutable int64_t vt_keys = 0;
 
     int64_t qrow(int b, int i) const { return varlen ? (int64_t)(cuq[b] + i) * qs[1] : b * qs[0] + i * qs[1]; }
     int64_t krow(int b, int j, const int64_t *s) const { return varlen ? (int64_t)(cuk[b] + j) * s[1] : b * s[0] + j * s[1]; }
@@ -383,11 +411,30 @@ static void build(Problem &P, std::mt19937_64 &rng) {
 
 static void release(Problem &P) {
     for (void *p : {(void *)P.dq, (void *)P.dk, (void *)P.dv, (void *)P.dout, (void *)P.dlse, (void *)P.dqd,
-                    (void *)P.dkd, (void *)P.dvd, (void *)P.dcuq, (void *)P.dcuk})
+                    (void *)P.dkd, (void *)P.dvd, (void *)P.dcuq, (void *)P.dcuk, (void *)P.dvt})
         if (p) CK(cudaFree(p));
+    P.dvt = nullptr;
 }
 
 #ifndef KILN_ATTN_NO_WGMMA
+// VPRE's V^T: fp8 V rows (row r of batch b at b * sb + r * ss, head h at + h * sh) -> f16 [B][H][D][keys] (keys a
+// multiple of 8; the padding keys 0). One thread an element.
+__global__ void pack_vt16(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh, int B, int rows, int H, int D,
+                          int64_t keys, int e5m2, uint16_t *out) {
+    const int64_t n = (int64_t)B * H * D * keys;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i % keys;
+        const int d = (int)((i / keys) % D), h = (int)((i / keys / D) % H), b = (int)(i / keys / D / H);
+        uint16_t x = 0;
+        if (r < rows) {
+            const __half_raw hr = __nv_cvt_fp8_to_halfraw(v[b * sb + r * ss + h * sh + d], e5m2 ? __NV_E5M2 : __NV_E4M3);
+            x = hr.x;
+        }
+        out[i] = x;
+    }
+}
+// 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
+static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B);
 // 4-D map {D, heads, rows, batch} of an fp8 (B, S, H, D) tensor, box {rb bytes, 1 head, box_rows, 1}, rb-byte swizzle.
 static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, int B, const int64_t *st, int rb,
                                 int box_rows) {
@@ -408,6 +455,23 @@ static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, in
     if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled failed (%d)\n", (int)r), exit(2);
     return m;
 }
+static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    if (!encode) {
+        cudaDriverEntryPointQueryResult q;
+        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000, cudaEnableDefault, &q));
+        if (!encode) fprintf(stderr, "no cuTensorMapEncodeTiled\n"), exit(2);
+    }
+    kiln_tma_desc m;
+    cuuint64_t dims[4] = {(cuuint64_t)rows, (cuuint64_t)D, (cuuint64_t)H, (cuuint64_t)B};
+    cuuint64_t strides[3] = {(cuuint64_t)(2 * keys), (cuuint64_t)(2 * keys * D), (cuuint64_t)(2 * keys * D * H)};
+    cuuint32_t box[4] = {64, (cuuint32_t)D, 1, 1}, es[4] = {1, 1, 1, 1};
+    const CUresult r = encode((CUtensorMap *)&m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, (void *)base, dims, strides, box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled (V^T) failed (%d)\n", (int)r), exit(2);
+    return m;
+}
 #endif
 
 static void launch(const Problem &P, cudaStream_t s = 0) {
@@ -422,7 +486,19 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         maps.p = p;
         maps.q = encode_map(P.dq, D, P.c.Hq, rq, B, P.qs, rb, P.kern->bm);
         maps.k = encode_map(P.dk, D, P.c.Hkv, rk, B, P.ks, rb, P.kern->bn);
-        maps.v = encode_map(P.dv, D, P.c.Hkv, rk, B, P.vs, rb, P.kern->bn);
+        if (P.kern->vpre) {
+            if (!P.dvt) {
+                P.vt_keys = (rk + 7) / 8 * 8;
+                const size_t n = (size_t)B * P.c.Hkv * D * P.vt_keys;
+                CK(cudaMalloc(&P.dvt, n * 2));
+                pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], B, (int)rk, P.c.Hkv, D, P.vt_keys,
+                                               P.kern->e5m2, P.dvt);
+                CK(cudaGetLastError());
+            }
+            maps.v = encode_map_vt(P.dvt, rk, P.vt_keys, D, P.c.Hkv, B);
+        } else {
+            maps.v = encode_map(P.dv, D, P.c.Hkv, rk, B, P.vs, rb, P.kern->bn);
+        }
         P.kern->wfn<<<grid, 32 * P.kern->warps, P.kern->smem, s>>>(maps);
 #endif
     } else {
@@ -747,9 +823,14 @@ static std::vector<Case> cases() {
           "attn_wg_d256_n64_s1_ps_e4m3_bf16", "attn_wg_d256_n64_s2_ps_e4m3_bf16",
           "attn_wg_m64_d256_ps_fe1_e4m3_bf16", "attn_wg_d256_n64_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_e4m3_bf16",
           "attn_wg_d256_n64_s2_pv16_e4m3_bf16", "attn_wg_m64_d256_n64_pv16_e4m3_bf16", "attn_wg_d128_pv16_e4m3_bf16",
-          "attn_wg_d128_s1_pv16_e4m3_bf16", "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
+          "attn_wg_d128_s1_pv16_e4m3_bf16", "attn_wg_m64_d128_pv16_e4m3_bf16", "attn_wg_m64_d128_s1_pv16_e4m3_bf16",
+          "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
           "attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16",
-          "attn_wg_d128_ps_vr4_e4m3_bf16", "attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16", "attn_wg_d256_ps_vr4_e4m3_bf16"})
+          "attn_wg_d128_ps_vr4_e4m3_bf16", "attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16", "attn_wg_d256_ps_vr4_e4m3_bf16",
+          "attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16", "attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16",
+          "attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16",
+          "attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16", "attn_wg_d128_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_d128_s2_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -790,6 +871,8 @@ static std::vector<Case> cases() {
                  true, {}, {}, 2});
     v.push_back({"attn_wg_d256_n64_st3_pv16_e4m3_bf16: 300x1000", "attn_wg_d256_n64_st3_pv16_e4m3_bf16", 1, 4, 2, 300,
                  1000, false, {}, {}, 1});
+    v.push_back({"attn_wg_d256_n64_pv16_vpre_e5m2_bf16: 200x333 causal", "attn_wg_d256_n64_pv16_vpre_e5m2_bf16", 2, 4,
+                 2, 200, 333, true, {}, {}, 2});
 #endif
     for (const char *k : {"attn_d64_m128n128_e4m3_bf16", "attn_d128_m128n32_e4m3_bf16", "attn_d256_m128n32_e4m3_bf16"}) {
         v.push_back({std::string(k) + ": 129x300", k, 2, 4, 2, 129, 300, false, {}, {}, 2});
@@ -845,6 +928,8 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d256_n64_pv16_e5m2_bf16, W_attn_wg_d256_n64_pv16_e5m2_bf16),
                             WKERNEL(attn_wg_d128_pv16_e4m3_bf16, W_attn_wg_d128_pv16_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pv16_e4m3_bf16, W_attn_wg_d128_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_pv16_e4m3_bf16, W_attn_wg_m64_d128_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pv16_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16),
@@ -854,7 +939,15 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16),
                             WKERNEL(attn_wg_d128_ps_vr4_e4m3_bf16, W_attn_wg_d128_ps_vr4_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16, W_attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16),
-                            WKERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16)})
+                            WKERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_pv16_vpre_e5m2_bf16, W_attn_wg_d256_n64_pv16_vpre_e5m2_bf16),
+                            WKERNEL(attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prepacked V^T probe (H100/H200, one device command, ~2 minutes): does a V^T that the caller packs in f16 (VPRE: TMA
+# writes the V^T stages, the producer neither widens nor transposes) pay? Builds the harness, checks the f16 P V kernels
+# against the float64 references (the harness packs V with pack_vt16 before the first launch), then times them
+# beside the shipped f16 P V kernel (head dim 256), the fp8 ones (head dim 128, bm 128 and 64) and the f16 P V
+# candidates for head dim 128 (bm 128 and 64), two alternating rounds.
+# Usage (repo root on the GPU machine): OUT=<dir> bash tuning/probes/attn_vpre_run.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I device tests/gpu/attn/attn_standalone.cu -lcuda \
+    -o /tmp/attn_vpre >"$OUT/build.log" 2>&1 || { echo "build failed"; tail -20 "$OUT/build.log"; exit 1; }
+/tmp/attn_vpre --filter pv16 --no-bench >"$OUT/checks.log" 2>&1
+echo "checks: $(grep -E '^==== summary' "$OUT/checks.log")"
+grep -E "FAIL" "$OUT/checks.log" | head -20
+KERNELS=${KERNELS:-d256_n64_s1_pv16_e4m3,_vpre_,attn_wg_d128_ps_e4m3_bf16,d128_s1_pv16_e4m3,m64_d128}
+SHAPES=${SHAPES:-2x8x8192x256,1x16x4096x256,4x32x4096x128,1x16x16384x128,2x4x2048x128,2x16x8192x64}
+for round in 1 2; do
+    echo "== round $round"
+    /tmp/attn_vpre --filter none_at_all --bench-filter "$KERNELS" --shapes "$SHAPES" 2>&1 |
+        awk '/^BxHxSxD/ {on = 1; next} on && NF >= 5 && $1 ~ /x/ {print $1, $2, $3, $5} /^fastest/ {on = 0}'
+done | tee "$OUT/times.txt"
