@@ -433,17 +433,21 @@ __global__ void pack_vt16(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh, 
         out[i] = x;
     }
 }
-// 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
-static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B);
-// 4-D map {D, heads, rows, batch} of an fp8 (B, S, H, D) tensor, box {rb bytes, 1 head, box_rows, 1}, rb-byte swizzle.
-static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, int B, const int64_t *st, int rb,
-                                int box_rows) {
+static PFN_cuTensorMapEncodeTiled_v12000 map_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
     if (!encode) {
         cudaDriverEntryPointQueryResult q;
         CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000, cudaEnableDefault, &q));
         if (!encode) fprintf(stderr, "no cuTensorMapEncodeTiled\n"), exit(2);
     }
+    return encode;
+}
+// 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
+static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B);
+// 4-D map {D, heads, rows, batch} of an fp8 (B, S, H, D) tensor, box {rb bytes, 1 head, box_rows, 1}, rb-byte swizzle.
+static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, int B, const int64_t *st, int rb,
+                                int box_rows) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
     kiln_tma_desc m;
     cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)H, (cuuint64_t)rows, (cuuint64_t)B};
     cuuint64_t strides[3] = {(cuuint64_t)st[2], (cuuint64_t)st[1], (cuuint64_t)(B > 1 ? st[0] : rows * st[1])};
@@ -456,12 +460,7 @@ static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, in
     return m;
 }
 static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B) {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-    if (!encode) {
-        cudaDriverEntryPointQueryResult q;
-        CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000, cudaEnableDefault, &q));
-        if (!encode) fprintf(stderr, "no cuTensorMapEncodeTiled\n"), exit(2);
-    }
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
     kiln_tma_desc m;
     cuuint64_t dims[4] = {(cuuint64_t)rows, (cuuint64_t)D, (cuuint64_t)H, (cuuint64_t)B};
     cuuint64_t strides[3] = {(cuuint64_t)(2 * keys), (cuuint64_t)(2 * keys * D), (cuuint64_t)(2 * keys * D * H)};
