@@ -24,5 +24,5 @@ SHAPES=${SHAPES:-4x32x4096x128,2x16x8192x64,2x8x8192x256,1x16x4096x256}
 for round in 1 2; do
     echo "== round $round"
     /tmp/attn_pv16 --filter none_at_all --bench-filter "$KERNELS" --shapes "$SHAPES" 2>&1 |
-        awk '/^BxHxSxD/ {on = 1; next} on && NF >= 5 && $1 ~ /x/ {print $1, $2, $3, $5} /^fastest/ {on = 0}'
+        awk '$2 == "pack" {print $1, $2, $3, $5; next} /^BxHxSxD/ {on = 1; next} on && NF >= 5 && $1 ~ /x/ {print $1, $2, $3, $5} /^fastest/ {on = 0}'
 done | tee "$OUT/times.txt"

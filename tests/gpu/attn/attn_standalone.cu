@@ -756,6 +756,18 @@ static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt1
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, e0, e1));
             ms /= reps;
+#ifndef KILN_ATTN_NO_WGMMA
+            if (k.vpre && !causal) {  // what packing V^T costs (the caller's pass over V), timed alike
+                CK(cudaEventRecord(e0));
+                for (int r = 0; r < reps; ++r)
+                    pack_vt16<<<1024, 256>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], B, S, H, D, P.vt_keys, 0, P.dvt);
+                CK(cudaEventRecord(e1));
+                CK(cudaEventSynchronize(e1));
+                float pms = 0;
+                CK(cudaEventElapsedTime(&pms, e0, e1));
+                printf("  %dx%dx%dx%d pack %s ms %.4f\n", B, H, S, D, k.name, pms / reps);
+            }
+#endif
             unsigned long long *dbad, bad = 0;
             CK(cudaMalloc(&dbad, 8));
             CK(cudaMemset(dbad, 0, 8));
