@@ -157,6 +157,25 @@ using W_attn_wg_m64_d128_s1_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, 
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pv16_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_e4m3_bf16)
 using W_attn_wg_d64_s1_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16)
+// f16 P V for head dims 64 and 128: schedules, FMA-pipe exponentials, 64-key tiles, three stages, one consumer
+using W_attn_wg_d64_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_pv16_e4m3_bf16, W_attn_wg_d64_pv16_e4m3_bf16)
+using W_attn_wg_d64_s2_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 2, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_pv16_e4m3_bf16, W_attn_wg_d64_s2_pv16_e4m3_bf16)
+using W_attn_wg_d64_s1_pv16_fe1_e4m3_bf16 = WFe<W_attn_wg_d64_s1_pv16_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_e4m3_bf16)
+using W_attn_wg_d64_s1_st3_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 3, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pv16_e4m3_bf16 = WPv16<WCfg<64, 128, 2, kiln_e4m3, kiln_bf16, 1, 64, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pv16_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d64_s1_pv16_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16)
+using W_attn_wg_d128_s2_pv16_e4m3_bf16 = WPv16<WCfg<128, 128, 2, kiln_e4m3, kiln_bf16, 2, 128, 0, 0>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s2_pv16_e4m3_bf16, W_attn_wg_d128_s2_pv16_e4m3_bf16)
+using W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16 = WFe<W_attn_wg_d128_s1_pv16_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16 = WFe<W_attn_wg_m64_d128_s1_pv16_e4m3_bf16, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16)
 // the same without the lazy max (LAZY 0: the max moves at every rise), and with exponentials on the FMA pipe
 template <class B> struct WNoLazy : B {
     static constexpr int LAZY = 0;
@@ -837,7 +856,7 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_ps_fe1_e4m3_bf16", "attn_wg_d256_n64_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_e4m3_bf16",
           "attn_wg_d256_n64_s2_pv16_e4m3_bf16", "attn_wg_m64_d256_n64_pv16_e4m3_bf16", "attn_wg_d128_pv16_e4m3_bf16",
           "attn_wg_d128_s1_pv16_e4m3_bf16", "attn_wg_m64_d128_pv16_e4m3_bf16", "attn_wg_m64_d128_s1_pv16_e4m3_bf16",
-          "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
+          "attn_wg_d64_s1_pv16_e4m3_bf16", "attn_wg_d64_pv16_e4m3_bf16", "attn_wg_d64_s2_pv16_e4m3_bf16", "attn_wg_d64_s1_pv16_fe1_e4m3_bf16", "attn_wg_d64_s1_st3_pv16_e4m3_bf16", "attn_wg_m64_d64_s1_pv16_e4m3_bf16", "attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16", "attn_wg_d128_s2_pv16_e4m3_bf16", "attn_wg_d128_s1_pv16_fe1_e4m3_bf16", "attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16",
           "attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16", "attn_wg_d256_n64_s1_pv16_vr4_e4m3_bf16",
           "attn_wg_d128_ps_vr4_e4m3_bf16", "attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16", "attn_wg_d256_ps_vr4_e4m3_bf16",
           "attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16", "attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16",
@@ -944,6 +963,15 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d128_pv16_e4m3_bf16, W_attn_wg_m64_d128_pv16_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pv16_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_pv16_e4m3_bf16, W_attn_wg_d64_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_pv16_e4m3_bf16, W_attn_wg_d64_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pv16_e4m3_bf16, W_attn_wg_d64_s2_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pv16_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s2_pv16_e4m3_bf16, W_attn_wg_d128_s2_pv16_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_nolazy_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16, W_attn_wg_d256_n64_s1_pv16_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pv16_e4m3_bf16),
