@@ -255,6 +255,11 @@ def test_block_outliers_need_per_group_scales():
     require_block()
     m, n, k = 128, 256, 1024
     a, b, sa, sb = make_inputs(m, n, k)
+    # Group 0 at the bottom of the range: a kernel that applies a row's first scale to all its groups is then off by
+    # orders of magnitude on every row. With all eight groups random, group 0 was the dominant group of the largest
+    # rows in about one draw in twenty (a float64 model of this check: 5 % of 300 draws under 0.5), and the self-check
+    # below failed by chance, as in the suite at 306851b (0.19 against 0.5). With group 0 pinned: 1.0 in every draw.
+    sa[:, 0] = 1e-3
     ref = kiln.block_scaled_reference(a, b, sa, sb)
     wrong = kiln.block_scaled_reference(a, b, sa[:, :1].expand(m, groups(k)).contiguous(), sb)
     assert kt.rel_l2(wrong.to(torch.float32), ref) > 0.5, "the test's scales do not separate the groups"
