@@ -174,9 +174,11 @@ KILN_ATTN_OPTION(AttnLazy, LAZY, AttnPv<C>::value == 16 ? 7 : 0)
 KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 
 // C::VPRE (optional, default 0; f16 P V only): V^T prepacked by the caller in f16, [batch][kv head][D][keys] (keys
-// padded to a multiple of 8, the TMA stride rule; varlen: batch 1, the total keys), maps.v a 4-D map {keys, D, heads,
-// batch} of it with box {64 keys, D, 1, 1} and the 128-byte swizzle: TMA writes the V^T stages as the consumers read
-// them, so the producer neither widens nor transposes (V^T's columns in their own order).
+// padded to a multiple of 8, the TMA stride rule), maps.v a 4-D map {keys, D, heads, batch} of it with box {64 keys, D,
+// 1, 1} and the 128-byte swizzle: TMA writes the V^T stages as the consumers read them, so the producer neither widens
+// nor transposes (V^T's columns in their own order). Varlen batches too are packed per sequence, its keys from 0 (keys
+// at least the longest length): keys are the map's innermost dimension, and a V^T packed at the cumulative offsets (5,
+// 205: starts that are not whole 16 bytes) stopped the kernel with an illegal instruction at this load (H200, 0d7bf5f).
 KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 
 template <class C> struct AttnWgmma {
@@ -353,7 +355,7 @@ template <class C> struct AttnWgmma {
     // VPRE's producer, one thread: Q, then per key tile its K tile and its V^T tile (BN / 64 boxes of 64 keys x D), each
     // into its ring stage once the consumers have released the stage.
     KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
-                                         int kvh, int qrow0, int krow0, int bc, int n_tiles) {
+                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles) {
         sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
         sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
         load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
@@ -368,7 +370,7 @@ template <class C> struct AttnWgmma {
 #pragma unroll
             for (int pnl = 0; pnl < BN / 64; ++pnl)
                 sm90::tma_load_4d(smem + OFF_VT + st * VT_BYTES + pnl * VT_PANEL, &maps.v, bars.vtfull(st),
-                                  row + 64 * pnl, 0, kvh, bc);
+                                  t * BN + 64 * pnl, 0, kvh, b);  // V^T per sequence, also with varlen
         }
     }
 
@@ -405,7 +407,7 @@ template <class C> struct AttnWgmma {
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if constexpr (VPRE) {
-                if (tid == 0) produce_vpre(maps, smem, bars, h, kvh, qrow0, krow0, bc, n_tiles);
+                if (tid == 0) produce_vpre(maps, smem, bars, h, kvh, qrow0, krow0, bc, b, n_tiles);
                 return;
             }
             const Vt16Lanes vt16 = vt16_lanes(warp, lane);  // (PV16 only)

@@ -315,7 +315,7 @@ struct Problem {
     uint16_t *dout = nullptr;
     float *dlse = nullptr, *dqd = nullptr, *dkd = nullptr, *dvd = nullptr;
     int32_t *dcuq = nullptr, *dcuk = nullptr;
-    mutable uint16_t *dvt = nullptr;  // VPRE: V^T in f16, [B][Hkv][D][vt_keys] (varlen: B = 1), packed at first launch
+    mutable uint16_t *dvt = nullptr;  // VPRE: V^T in f16, [B][Hkv][D][vt_keys] (varlen too), packed at first launch
     mutable int64_t vt_keys = 0;
 
     int64_t qrow(int b, int i) const { return varlen ? (int64_t)(cuq[b] + i) * qs[1] : b * qs[0] + i * qs[1]; }
@@ -436,17 +436,19 @@ static void release(Problem &P) {
 }
 
 #ifndef KILN_ATTN_NO_WGMMA
-// VPRE's V^T: fp8 V rows (row r of batch b at b * sb + r * ss, head h at + h * sh) -> f16 [B][H][D][keys] (keys a
-// multiple of 8; the padding keys 0). One thread an element.
-__global__ void pack_vt16(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh, int B, int rows, int H, int D,
-                          int64_t keys, int e5m2, uint16_t *out) {
+// VPRE's V^T: fp8 V rows (row r of batch b at b * sb + r * ss, or with varlen at (cu[b] + r) * ss; head h at + h * sh)
+// -> f16 [B][H][D][keys], every sequence's keys from 0 (keys a multiple of 8; the padding keys 0). One thread an element.
+__global__ void pack_vt16(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh, const int32_t *cu, int B, int rows,
+                          int H, int D, int64_t keys, int e5m2, uint16_t *out) {
     const int64_t n = (int64_t)B * H * D * keys;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t r = i % keys;
         const int d = (int)((i / keys) % D), h = (int)((i / keys / D) % H), b = (int)(i / keys / D / H);
+        const int64_t base = cu ? (int64_t)cu[b] * ss : b * sb;
+        const int len = cu ? cu[b + 1] - cu[b] : rows;
         uint16_t x = 0;
-        if (r < rows) {
-            const __half_raw hr = __nv_cvt_fp8_to_halfraw(v[b * sb + r * ss + h * sh + d], e5m2 ? __NV_E5M2 : __NV_E4M3);
+        if (r < len) {
+            const __half_raw hr = __nv_cvt_fp8_to_halfraw(v[base + r * ss + h * sh + d], e5m2 ? __NV_E5M2 : __NV_E4M3);
             x = hr.x;
         }
         out[i] = x;
@@ -461,14 +463,14 @@ static PFN_cuTensorMapEncodeTiled_v12000 map_encoder() {
     }
     return encode;
 }
-// Packs the problem's V into P.dvt (allocated on the first call): V^T of the V map's rows rk and batches B.
+// Packs the problem's V into P.dvt (allocated on the first call): V^T of every sequence, rk keys each (the longest).
 static void pack_v(const Problem &P, int64_t rk, int B, cudaStream_t s) {
     if (!P.dvt) {
         P.vt_keys = (rk + 7) / 8 * 8;
         CK(cudaMalloc(&P.dvt, (size_t)B * P.c.Hkv * P.kern->d * P.vt_keys * 2));
     }
-    pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], B, (int)rk, P.c.Hkv, P.kern->d, P.vt_keys,
-                                   P.kern->e5m2, P.dvt);
+    pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], P.varlen ? P.dcuk : nullptr, B, (int)rk, P.c.Hkv,
+                                   P.kern->d, P.vt_keys, P.kern->e5m2, P.dvt);
     CK(cudaGetLastError());
 }
 // 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
@@ -515,8 +517,8 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         maps.q = encode_map(P.dq, D, P.c.Hq, rq, B, P.qs, rb, P.kern->bm);
         maps.k = encode_map(P.dk, D, P.c.Hkv, rk, B, P.ks, rb, P.kern->bn);
         if (P.kern->vpre) {
-            if (!P.dvt) pack_v(P, rk, B, s);
-            maps.v = encode_map_vt(P.dvt, rk, P.vt_keys, D, P.c.Hkv, B);
+            if (!P.dvt) pack_v(P, P.c.Sk, P.c.B, s);  // per sequence, varlen too (kiln_attn_wgmma.h, C::VPRE)
+            maps.v = encode_map_vt(P.dvt, P.c.Sk, P.vt_keys, D, P.c.Hkv, P.c.B);
         } else {
             maps.v = encode_map(P.dv, D, P.c.Hkv, rk, B, P.vs, rb, P.kern->bn);
         }
