@@ -83,6 +83,7 @@ class AttnFamily:
     rules: Callable[["AttnSolution"], list]      # [(field, why)] of a solution the header would refuse
     constants: Callable[["AttnSolution"], tuple]  # (Config constant, value) in the order the header documents
     matrix_ops: Callable[["AttnSolution"], frozenset]  # AMD: matrix instructions the code object must hold
+    p_bits: Callable[["AttnSolution"], int]      # P's bits in P V: 8 (requantized to fp8, the FP8 recipe) or 16
 
     @property
     def fields(self) -> tuple:
@@ -283,16 +284,17 @@ FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
                              ("stages", "sched", "psum", "promote", "fexp", "pv"), threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
-                             matrix_ops=lambda s: frozenset()),
+                             matrix_ops=lambda s: frozenset(), p_bits=lambda s: s.pv),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
                            threads=lambda s: 32 * s.warps, lds_bytes=_mma_lds, rules=_mma_rules,
-                           constants=_mma_constants, matrix_ops=lambda s: frozenset()),
+                           constants=_mma_constants, matrix_ops=lambda s: frozenset(), p_bits=lambda s: 8),
     Family.MFMA: AttnFamily(Family.MFMA, "kiln_attn_mfma.h", "attn_mfma.hip.j2", ("stages", "occ"),
                             threads=lambda s: 64 * MFMA_WAVES, lds_bytes=_mfma_lds, rules=_mfma_rules,
-                            constants=_mfma_constants, matrix_ops=_mfma_ops),
+                            constants=_mfma_constants, matrix_ops=_mfma_ops, p_bits=lambda s: 8),
     Family.WMMA: AttnFamily(Family.WMMA, "kiln_attn_wmma.h", "attn_wmma.hip.j2", ("stages", "occ"),
                             threads=lambda s: 2 * s.bm, lds_bytes=_wmma_lds, rules=_wmma_rules,
-                            constants=_mfma_constants, matrix_ops=_wmma_ops),
+                            constants=_mfma_constants, matrix_ops=_wmma_ops,
+                            p_bits=lambda s: 16 if _wmma_q_in_lds(s) else 8),  # gfx11: f16 WMMA only
 }
 assert all(spec.family is family for family, spec in FAMILIES.items())
 assert all(p in PARAM for spec in FAMILIES.values() for p in spec.params)
@@ -345,6 +347,12 @@ class AttnSolution:
     @property
     def lds_bytes(self) -> int:
         return self.spec.lds_bytes(self)
+
+    @property
+    def p_bits(self) -> int:
+        """P's bits in the P V product: 8 (P requantized to fp8) or 16 (f16; the runtime prefers these unless the
+        problem asks for fp8 P, kiln_attn_problem.fp8_p)."""
+        return self.spec.p_bits(self)
 
     def problems(self) -> list:
         """[(field, why)]: what the arch and the family's header refuse (empty for a buildable solution)."""
@@ -457,4 +465,5 @@ def view(sol: AttnSolution) -> AttnView:
 def table_row(sol: AttnSolution) -> dict:
     return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
             "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
-            "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes}
+            "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes,
+            "p_bits": sol.p_bits}

@@ -103,9 +103,9 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype",
                          !kiln_dtype_valid(p->qkv_type) ? "qkv_type" : "o_type",
                          (int)(!kiln_dtype_valid(p->qkv_type) ? p->qkv_type : p->o_type));
-    const char *flags[3] = {"causal", "varlen", "has_lse"};
-    const int fv[3] = {p->causal, p->varlen, p->has_lse};
-    for (int i = 0; i < 3; i++)
+    const char *flags[4] = {"causal", "varlen", "has_lse", "fp8_p"};
+    const int fv[4] = {p->causal, p->varlen, p->has_lse, p->fp8_p};
+    for (int i = 0; i < 4; i++)
         if (!is_flag(fv[i]))
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", flags[i], fv[i]);
     if ((unsigned)p->descale >= (unsigned)KILN_SCALE_COUNT)
@@ -191,15 +191,18 @@ static int matches(const kiln_attn_solution *s, kiln_arch_id arch, const kiln_at
     return s->arch == arch && s->qkv_type == p->qkv_type && s->o_type == p->o_type && s->head_dim == p->head_dim;
 }
 
-/* A solution's rank key for the problem: the solutions whose workgroups fill the device (at least one per SM) keep
- * the table's (YAML's) order, which puts the larger, more efficient tiles first; the ones that leave SMs idle come
- * after, the most workgroups first (small problems: smaller tiles put more SMs to work). Between equal keys the
- * wgmma family (TMA-fed, warp-specialized: about 3x the mma family's rate on sm_90a) goes first. */
+/* P's precision first: the solutions whose P has the bits the problem asks for (f16 unless fp8_p, see kiln.h) come
+ * before the others (2 outweighs the rest of the key, which stays under 1 + 1e-9). Then the solutions whose
+ * workgroups fill the device (at least one per SM) keep the table's (YAML's) order, which puts the larger, more
+ * efficient tiles first; the ones that leave SMs idle come after, the most workgroups first (small problems: smaller
+ * tiles put more SMs to work). Between equal keys the wgmma family (TMA-fed, warp-specialized: about 3x the mma
+ * family's rate on sm_90a) goes first. */
 static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
 {
     double blocks = ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
     double family = s->family == KILN_FAMILY_WGMMA ? 0.0 : 1e-9;
-    return (blocks >= sms ? 0.0 : 1.0 / (1.0 + blocks)) + family;
+    double precision = (s->p_bits == 8) == (p->fp8_p != 0) ? 0.0 : 2.0;
+    return precision + (blocks >= sms ? 0.0 : 1.0 / (1.0 + blocks)) + family;
 }
 
 /* NULL when the wgmma family can take the problem, else why not: its tensor maps are 4-D {head_dim, heads, seqlen,
@@ -249,9 +252,9 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
     int sms = own && h->limits.sm_count > 0 ? (int)h->limits.sm_count : KILN_MODEL_DEFAULT_SMS;
     *count = 0;
     say(tx, "attention: %s %s -> %s batch=%" PRId64 " heads=%" PRId64 "/%" PRId64 " seqlen=%" PRId64 "/%" PRId64
-            " head_dim=%" PRId64 " causal=%d varlen=%d\n",
+            " head_dim=%" PRId64 " causal=%d varlen=%d; P in %s preferred\n",
         h->arch, kiln_dtype_name(p->qkv_type), kiln_dtype_name(p->o_type), p->batch, p->heads_q, p->heads_kv,
-        p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen);
+        p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen, p->fp8_p ? "fp8 (fp8_p)" : "f16");
     int any_types = 0, n = 0;
     int *idx = malloc(sizeof(int) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
     double *key = malloc(sizeof(double) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
@@ -288,9 +291,9 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
             at--;
         }
         key[at] = k, idx[at] = i;
-        say(tx, "  [%d] %s: accepted, %.0f workgroups (%s %d SMs)\n", i, s->name,
-            ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch, k == 0.0 ? "fill" : "under",
-            sms);
+        const double blocks = ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
+        say(tx, "  [%d] %s: accepted, P in %d bits, %.0f workgroups (%s %d SMs)\n", i, s->name, s->p_bits, blocks,
+            blocks >= sms ? "fill" : "under", sms);
     }
     for (int i = 0; i < n && i < max_out; i++)
         out[(*count)++] = idx[i];

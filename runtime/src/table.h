@@ -153,6 +153,7 @@ typedef struct kiln_attn_solution {
     int bm, bn;              /* query rows per workgroup, keys per K/V tile */
     int threads;             /* per workgroup */
     int lds_bytes;           /* dynamic shared memory per workgroup */
+    int p_bits;              /* P in the P V product: 8 (requantized to fp8, the FP8 recipe) or 16 (f16) */
 } kiln_attn_solution;
 
 extern const kiln_attn_solution kiln_attn_solutions[];

@@ -176,26 +176,26 @@ const kiln_code_object kiln_code_objects[] = {
 };
 const int kiln_num_code_objects = COUNT(kiln_code_objects);
 
-#define ATTN(n, hash, a, fam, q, o, d, m, b, t, lds)                                                                 \
+#define ATTN(n, hash, a, fam, q, o, d, m, b, t, lds, pb)                                                             \
     {.name = n, .name_hash = hash, .arch = a, .family = fam, .qkv_type = q, .o_type = o, .head_dim = d, .bm = m,     \
-     .bn = b, .threads = t, .lds_bytes = lds}
+     .bn = b, .threads = t, .lds_bytes = lds, .p_bits = pb}
 const kiln_attn_solution kiln_attn_solutions[] = {
     [FAKE_ATTN_D128_BM128] = ATTN("fake_attn_d128_bm128_SM90", 0x0bd89e11cccb5465ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, BF16, 128, 128, 64, 256, 40960),
+        E4M3, BF16, 128, 128, 64, 256, 40960, 8),
     [FAKE_ATTN_D128_BM64] = ATTN("fake_attn_d128_bm64_SM90", 0xf997effd5dbead80ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, BF16, 128, 64, 64, 128, 24576),
+        E4M3, BF16, 128, 64, 64, 128, 24576, 8),
     [FAKE_ATTN_D64] = ATTN("fake_attn_d64_SM90", 0x8aea3efebe733291ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, BF16, 64, 128, 64, 256, 24576),
+        E4M3, BF16, 64, 128, 64, 256, 24576, 8),
     [FAKE_ATTN_D256_NOCODE] = ATTN("fake_attn_d256_nocode_SM90", 0xf14e4e2c0934fb07ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, BF16, 256, 64, 32, 128, 40960),
+        E4M3, BF16, 256, 64, 32, 128, 40960, 8),
     [FAKE_ATTN_BIG_LDS] = ATTN("fake_attn_d256_big_SM90", 0x0a76faec2373eff1ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, BF16, 256, 128, 64, 256, 300000),
+        E4M3, BF16, 256, 128, 64, 256, 300000, 8),
     [FAKE_ATTN_GFX942] = ATTN("fake_attn_d128_GFX942", 0xce935ba978d1b603ull, KILN_ARCH_GFX942, KILN_FAMILY_MFMA,
-        KILN_DTYPE_E4M3FNUZ, BF16, 128, 128, 64, 256, 32768),
+        KILN_DTYPE_E4M3FNUZ, BF16, 128, 128, 64, 256, 32768, 8),
     [FAKE_ATTN_MMA_F16] = ATTN("fake_attn_f16_mma_SM90", 0x8abed88326dfa8faull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
-        E4M3, F16, 128, 128, 64, 256, 40960),
+        E4M3, F16, 128, 128, 64, 256, 40960, 8),
     [FAKE_ATTN_WGMMA_F16] = ATTN("fake_attn_f16_wgmma_SM90", 0xac932fe1f6a0b988ull, KILN_ARCH_SM90, KILN_FAMILY_WGMMA,
-        E4M3, F16, 128, 128, 64, 384, 115768),
+        E4M3, F16, 128, 128, 64, 384, 115768, 16),
 };
 const int kiln_num_attn_solutions = COUNT(kiln_attn_solutions);
 

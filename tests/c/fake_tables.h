@@ -32,7 +32,8 @@ enum {
     FAKE_ATTN_BIG_LDS = 4,    /* head_dim 256, more shared memory than the device has */
     FAKE_ATTN_GFX942 = 5,     /* gfx942 e4m3fnuz -> bf16, head_dim 128 */
     FAKE_ATTN_MMA_F16 = 6,    /* e4m3 -> f16, head_dim 128, 128 rows, the mma family */
-    FAKE_ATTN_WGMMA_F16 = 7,  /* e4m3 -> f16, head_dim 128, 128 rows, BN 64, the wgmma family (after the mma one) */
+    FAKE_ATTN_WGMMA_F16 = 7,  /* e4m3 -> f16, head_dim 128, 128 rows, BN 64, the wgmma family (after the mma one),
+                               * P in f16 (p_bits 16; every other fake: 8) */
     FAKE_NUM_ATTN = 8
 };
 

@@ -49,6 +49,8 @@ static void test_bad_problems(kiln_handle h)
                "head_dim = 96: attention kernels take 64, 128 or 256");
     q = p, q.causal = 2;
     EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "causal = 2 must be 0 or 1");
+    q = p, q.fp8_p = -1;
+    EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_INVALID_VALUE, "fp8_p = -1 must be 0 or 1");
     q = p, q.descale = KILN_SCALE_BLOCK;
     EXPECT_HAS(h, kiln_attn_check(h, &q), KILN_STATUS_NOT_SUPPORTED, "descale = KILN_SCALE_BLOCK");
     q = p, q.descale = (kiln_scale_mode)9;
@@ -221,6 +223,17 @@ static void test_wgmma(kiln_handle h)
     EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 4, &n), KILN_STATUS_SUCCESS, "");
     CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_WGMMA_F16 && algos[1].solution_index == FAKE_ATTN_MMA_F16,
           "wgmma first: n = %d, first %u", n, n > 0 ? algos[0].solution_index : 99u);
+    /* fp8_p: the kernels that requantize P to fp8 first (here the mma one), the f16-P one still a candidate */
+    kiln_attn_problem p8 = p;
+    p8.fp8_p = 1;
+    EXPECT_HAS(h, kiln_attn_query(h, &p8, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 2 && algos[0].solution_index == FAKE_ATTN_MMA_F16 && algos[1].solution_index == FAKE_ATTN_WGMMA_F16,
+          "fp8_p: fp8-P kernel first: n = %d, first %u", n, n > 0 ? algos[0].solution_index : 99u);
+    char why[2048];
+    EXPECT_HAS(h, kiln_attn_explain(h, &p8, why, sizeof why), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(why, "P in fp8 (fp8_p) preferred") && strstr(why, "fake_attn_f16_wgmma_SM90: accepted, P in 16 bits") &&
+              strstr(why, "winner: [6] fake_attn_f16_mma_SM90"),
+          "explain:\n%s", why);
     fake_reset();
     EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
     const fake_launch *l = &fake.last[0];

@@ -58,14 +58,17 @@ def _struct_fields(struct_name):
     return names
 
 
-@pytest.mark.parametrize("struct", [_capi.kiln_problem, _capi.kiln_args, _capi.kiln_algo], ids=lambda s: s.__name__)
+STRUCTS = [_capi.kiln_problem, _capi.kiln_args, _capi.kiln_algo, _capi.kiln_attn_problem, _capi.kiln_attn_args]
+
+
+@pytest.mark.parametrize("struct", STRUCTS, ids=lambda s: s.__name__)
 def test_struct_field_order(struct):
     assert [f for f, _t in struct._fields_] == _struct_fields(struct.__name__)
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler to read the C layout")
 def test_struct_layout_matches_c(tmp_path):
-    structs = [_capi.kiln_problem, _capi.kiln_args, _capi.kiln_algo]
+    structs = STRUCTS
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "kiln/kiln.h"', "int main(void) {"]
     for s in structs:
         lines.append(f'printf("{s.__name__} size %zu\\n", sizeof({s.__name__}));')

@@ -92,6 +92,41 @@ def test_sm90_varlen_needs_the_packed_rows_for_wgmma(lib, d):
         kiln.close()
 
 
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_sm90_p_precision(lib, d):
+    """sm90 prefers the kernels that keep P in f16 (PV16: ~2e-3 against the exact result); fp8_p = 1 puts the ones
+    that requantize P to e4m3 (PV8, the FP8 recipe) first, the f16 ones after them; explain says which was asked."""
+    try:
+        h = on_arch("sm90")
+        st, names, text = query(lib, h, problem(lib, d=d), k=32)
+        assert st == Status.SUCCESS, text
+        assert names[0].endswith("_PV16_WGMMA_SM90"), names
+        st, fp8, text = query(lib, h, problem(lib, d=d, fp8_p=1), k=32)
+        assert st == Status.SUCCESS, text
+        assert fp8[0].endswith("_PV8_WGMMA_SM90"), fp8
+        assert sorted(fp8) == sorted(names)  # a preference: the same candidates
+        pv16 = [i for i, n in enumerate(fp8) if "_PV16_" in n]
+        assert pv16 and min(pv16) > max(i for i, n in enumerate(fp8) if "_PV16_" not in n), fp8
+        buf = ctypes.create_string_buffer(1 << 15)
+        assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, d=d, fp8_p=1)), buf, len(buf)) == 0
+        assert "P in fp8 (fp8_p) preferred" in buf.value.decode() and "P in 16 bits" in buf.value.decode()
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("arch,qkv", [("gfx1151", DType.E4M3), ("gfx942", DType.E4M3FNUZ), ("sm89", DType.E4M3)])
+def test_p_precision_is_a_preference(lib, arch, qkv):
+    """An arch with one kind of P runs it whatever fp8_p says: gfx1151 has f16 P only, gfx942 and sm89 fp8 P only."""
+    try:
+        h = on_arch(arch)
+        st, names, text = query(lib, h, problem(lib, qkv=qkv))
+        st8, names8, text8 = query(lib, h, problem(lib, qkv=qkv, fp8_p=1))
+        assert st == st8 == Status.SUCCESS, (text, text8)
+        assert names == names8, (names, names8)
+    finally:
+        kiln.close()
+
+
 @pytest.mark.parametrize("arch", ["sm80"])
 def test_arch_without_attention_says_not_supported(lib, arch):
     try:

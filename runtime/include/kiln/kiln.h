@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 4
+#define KILN_API_VERSION 5
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -237,8 +237,10 @@ kiln_status kiln_run(kiln_handle h, const kiln_problem *p, const kiln_algo *algo
  * elements. Q, K, V fp8 of one type (OCP e4m3/e5m2 on NVIDIA, FNUZ on gfx942); O f16 or bf16. Causal masks are
  * aligned to the bottom right (query i sees keys j <= i + seqlen_k - seqlen_q); a query row that sees no key gets
  * O = 0 and lse = -inf. Descales (FlashAttention-3's): none, one float per tensor (KILN_SCALE_TENSOR), or one per
- * (sequence, kv head) (KILN_SCALE_VECTOR, [batch][heads_kv] row-major). P is requantized to fp8 for P.V (the FP8
- * recipe; docs/attention.md says what it costs). Variable lengths (varlen = 1): sequence b is rows cu_seqlens_q[b]
+ * (sequence, kv head) (KILN_SCALE_VECTOR, [batch][heads_kv] row-major). P (the softmax's probabilities) enters P.V in
+ * f16 where the arch has such kernels (sm90; gfx1151), else requantized to fp8; fp8_p = 1 prefers the kernels that
+ * requantize it (the FP8 recipe: faster at head dim 64, about 2.5e-2 relative error on diffuse attention against
+ * ~2e-3; docs/attention.md). Variable lengths (varlen = 1): sequence b is rows cu_seqlens_q[b]
  * .. cu_seqlens_q[b + 1] - 1 of Q and O (and likewise for K, V with cu_seqlens_k), the batch strides are unused and
  * seqlen_q / seqlen_k are the longest lengths. lse (has_lse): float32 natural-log log-sum-exp of each row's scaled
  * scores, [batch][heads_q][seqlen_q] (varlen: [heads_q][batch * seqlen_q], sequence b's rows at cu_seqlens_q[b]: the
@@ -257,6 +259,8 @@ typedef struct kiln_attn_problem {
     int64_t total_q, total_k; /* varlen: rows of the packed q (and o) and k/v tensors (at least cu_seqlens_q/k[batch]);
                                * 0 = not given. sm90's wgmma kernels map the packed tensors whole: without both they
                                * leave a varlen problem to the mma kernels. 0 unless varlen. */
+    int fp8_p;                /* 0 or 1 (API 5): prefer kernels that requantize P to fp8 for P.V over those that keep
+                               * it in f16 (a preference: an arch with one kind runs that kind) */
 } kiln_attn_problem;
 
 typedef struct kiln_attn_args {

@@ -52,12 +52,13 @@ def _descale(d, name: str, batch: int, heads_kv: int, device):
 
 def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None,
               out_dtype=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-              return_lse=False, out=None, algo=None):
+              return_lse=False, out=None, algo=None, fp8_p=False):
     """softmax(softmax_scale * q_descale * k_descale * Q K^T [causal]) V * v_descale per (batch, head), fp8 Q, K, V
     -> bf16 (default) or f16. Returns out, or (out, lse) with return_lse (lse float32 (batch, heads, seq); varlen:
     (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b]). algo: an AlgoInfo (kiln.algo_by_name of
     an attention kernel's name) or a kiln_algo forces that kernel; kiln_attn_run refuses one that does not take the
-    problem."""
+    problem. fp8_p=True prefers the kernels that requantize P to fp8 for P V (FlashAttention-3's recipe: faster at
+    head dim 64, about 2.5e-2 relative error on diffuse attention) over those that keep P in f16 (about 2e-3)."""
     from ._handle import as_kiln_algo, handle
     from ._fastpath import _bind_stream
     from ._tensors import device_index, kiln_dtype
@@ -130,6 +131,7 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     check(lib.kiln_attn_problem_init(ctypes.byref(p), qkv, o_type, batch, heads_q, heads_kv, sq, sk, d),
           "kiln_attn_problem_init")
     p.causal, p.varlen, p.has_lse, p.descale = int(bool(causal)), int(varlen), int(bool(return_lse)), mode
+    p.fp8_p = int(bool(fp8_p))
     (p.q_stride_b, p.q_stride_s, p.q_stride_h), (p.k_stride_b, p.k_stride_s, p.k_stride_h) = qs, ks
     (p.v_stride_b, p.v_stride_s, p.v_stride_h), (p.o_stride_b, p.o_stride_s, p.o_stride_h) = vs, os_
     if varlen:  # the packed rows: sm90's wgmma kernels map the tensors whole

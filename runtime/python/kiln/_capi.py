@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 4  # KILN_API_VERSION this binding was written against
+API_VERSION = 5  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -156,9 +156,10 @@ class kiln_attn_problem(CheckedStructure):
         ("v_stride_b", ctypes.c_int64), ("v_stride_s", ctypes.c_int64), ("v_stride_h", ctypes.c_int64),
         ("o_stride_b", ctypes.c_int64), ("o_stride_s", ctypes.c_int64), ("o_stride_h", ctypes.c_int64),
         ("total_q", ctypes.c_int64), ("total_k", ctypes.c_int64),
+        ("fp8_p", ctypes.c_int),
     ]
     _enums_ = {"qkv_type": DType, "o_type": DType, "descale": ScaleMode}
-    _flags_ = frozenset({"causal", "varlen", "has_lse"})
+    _flags_ = frozenset({"causal", "varlen", "has_lse", "fp8_p"})
 
 
 class kiln_attn_args(CheckedStructure):
