@@ -263,6 +263,18 @@ def test_expansion_is_types_then_yaml_order():
     assert af.ci == af.solutions[:1]
 
 
+def test_p_bits_per_family():
+    """The table's p_bits (what kiln_attn_problem.fp8_p chooses between) says what each header does with P: the wgmma
+    kernels' pv, f16 on gfx11's f16-only WMMA, fp8 everywhere else; and sm90's wgmma file lists f16 P first for every head dim."""
+    sols = [s for af in FILES for s in af.solutions]
+    for s in sols:
+        want = s.pv if s.family is Family.WGMMA else 16 if s.arch is Arch.GFX1151 else 8
+        assert s.p_bits == want and attn.table_row(s)["p_bits"] == want, s.name
+    for d in (64, 128, 256):
+        first = next(s for s in sols if s.family is Family.WGMMA and s.head_dim == d)
+        assert first.p_bits == 16, first.name
+
+
 def test_gemm_loader_does_not_read_attention_files():
     sources = {sf.source for sf in load_gemm_tree(REPO)}
     assert not any("/attention/" in s for s in sources)
