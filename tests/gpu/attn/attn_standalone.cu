@@ -454,6 +454,41 @@ __global__ void pack_vt16(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh, 
         out[i] = x;
     }
 }
+// The same V^T through shared memory, one CTA a (64-key block, head, sequence): each thread reads 16 fp8 bytes of a
+// row (D contiguous) and widens them into the tile, then writes 8 keys (16 bytes) of a V^T row. Reads and writes
+// are both whole 16-byte units along the contiguous dimension, where pack_vt16 writes 2 bytes a thread (and so
+// streamed ~0.5 TB/s on the H200). Needs D a multiple of 16 and 16-byte aligned rows (the ABI's strides).
+template <int D>
+__global__ void __launch_bounds__(256) pack_vt16_tiled(const uint8_t *v, int64_t sb, int64_t ss, int64_t sh,
+                                                      const int32_t *cu, int rows, int64_t keys, int e5m2,
+                                                      uint16_t *out) {
+    // 64 keys a block. An odd row pitch (in 2-byte elements): the 8 key groups that a warp's V^T reads span sit 4
+    // banks apart (8 * PITCH elements = 4 * PITCH words, 4 mod 32), so the second loop's reads meet no bank twice.
+    constexpr int KB = 64, PITCH = D + 1;
+    __shared__ __align__(16) uint16_t tile[KB * PITCH];
+    const int kb = blockIdx.x * KB, h = blockIdx.y, b = blockIdx.z, H = gridDim.y;
+    const int64_t base = cu ? (int64_t)cu[b] * ss : b * sb;
+    const int len = cu ? cu[b + 1] - cu[b] : rows;
+    for (int i = threadIdx.x; i < KB * D / 16; i += blockDim.x) {
+        const int r = i / (D / 16), c = (i % (D / 16)) * 16;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (kb + r < len) raw = *reinterpret_cast<const uint4 *>(v + base + (int64_t)(kb + r) * ss + h * sh + c);
+        const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&raw);
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+            tile[r * PITCH + c + j] = __nv_cvt_fp8_to_halfraw(bytes[j], e5m2 ? __NV_E5M2 : __NV_E4M3).x;
+    }
+    __syncthreads();
+    uint16_t *dst = out + ((int64_t)b * H + h) * D * keys;
+    for (int i = threadIdx.x; i < D * (KB / 8); i += blockDim.x) {
+        const int d = i / (KB / 8), k8 = (i % (KB / 8)) * 8;
+        if (kb + k8 >= keys) continue;  // keys is a multiple of 8: a group of 8 is whole or out
+        __align__(16) uint16_t w[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) w[j] = tile[(k8 + j) * PITCH + d];
+        *reinterpret_cast<uint4 *>(dst + (int64_t)d * keys + kb + k8) = *reinterpret_cast<const uint4 *>(w);
+    }
+}
 static PFN_cuTensorMapEncodeTiled_v12000 map_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
     if (!encode) {
@@ -469,8 +504,21 @@ static void pack_v(const Problem &P, int64_t rk, int B, cudaStream_t s) {
         P.vt_keys = (rk + 7) / 8 * 8;
         CK(cudaMalloc(&P.dvt, (size_t)B * P.c.Hkv * P.kern->d * P.vt_keys * 2));
     }
-    pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], P.varlen ? P.dcuk : nullptr, B, (int)rk, P.c.Hkv,
-                                   P.kern->d, P.vt_keys, P.kern->e5m2, P.dvt);
+    const int32_t *cu = P.varlen ? P.dcuk : nullptr;
+    static const bool naive = getenv("KILN_VPRE_NAIVE_PACK") != nullptr;  // the one-element-a-thread reference pack
+    const dim3 grid((unsigned)((rk + 63) / 64), (unsigned)P.c.Hkv, (unsigned)B);
+    if (naive)
+        pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, B, (int)rk, P.c.Hkv, P.kern->d, P.vt_keys,
+                                       P.kern->e5m2, P.dvt);
+    else if (P.kern->d == 64)
+        pack_vt16_tiled<64><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys, P.kern->e5m2,
+                                                  P.dvt);
+    else if (P.kern->d == 128)
+        pack_vt16_tiled<128><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys,
+                                                   P.kern->e5m2, P.dvt);
+    else
+        pack_vt16_tiled<256><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys,
+                                                   P.kern->e5m2, P.dvt);
     CK(cudaGetLastError());
 }
 // 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
