@@ -203,7 +203,7 @@ KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps_fe1_vr4_e4m3_bf16, W_attn_wg_d64_s1_ps_
 using W_attn_wg_d256_ps_vr4_e4m3_bf16 = WVraw<W_attn_wg_d256_ps_e4m3_bf16, 4>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_vr4_e4m3_bf16, W_attn_wg_d256_ps_vr4_e4m3_bf16)
 // V^T prepacked in f16 (VPRE): TMA loads the V^T stages, the producer neither widens nor transposes; the harness packs
-// V with pack_vt16 before the first launch (not timed)
+// V (pack_v) before the first launch and times the pack on its own
 template <class B> struct WVpre : B {
     static constexpr int VPRE = 1;
 };
@@ -510,15 +510,12 @@ static void pack_v(const Problem &P, int64_t rk, int B, cudaStream_t s) {
     if (naive)
         pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, B, (int)rk, P.c.Hkv, P.kern->d, P.vt_keys,
                                        P.kern->e5m2, P.dvt);
-    else if (P.kern->d == 64)
-        pack_vt16_tiled<64><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys, P.kern->e5m2,
-                                                  P.dvt);
-    else if (P.kern->d == 128)
-        pack_vt16_tiled<128><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys,
-                                                   P.kern->e5m2, P.dvt);
-    else
-        pack_vt16_tiled<256><<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys,
-                                                   P.kern->e5m2, P.dvt);
+    else {
+        auto tiled = P.kern->d == 64    ? pack_vt16_tiled<64>
+                     : P.kern->d == 128 ? pack_vt16_tiled<128>
+                                        : pack_vt16_tiled<256>;
+        tiled<<<grid, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, (int)rk, P.vt_keys, P.kern->e5m2, P.dvt);
+    }
     CK(cudaGetLastError());
 }
 // 4-D map {keys, D, heads, batch} of the packed f16 V^T, box {64 keys, D, 1, 1}, 128-byte swizzle.
