@@ -848,6 +848,57 @@ template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const 
 
 }  // namespace kiln
 
+namespace kiln {
+// kiln_attn_pack_v's V^T packer (the second kernel of a vpre kernel's code object; kiln_attn_abi.h,
+// kiln_attn_pack_params): one CTA of 256 threads a (64-key block, kv head, sequence). Each thread reads 16 fp8 bytes
+// of a V row (D contiguous) and widens them into a shared tile [key][D]; then writes 8 keys (16 bytes) of a V^T row.
+// Reads and writes are whole 16-byte units along the contiguous dimension. The tile's row pitch is odd (D + 1 f16):
+// the 8 key groups a warp's V^T reads span sit 4 banks apart, so no bank is met twice. Keys past a sequence's length
+// up to vt_keys are written as 0 (the kernels multiply them by P = 0, and 0 * 0 stays 0 where stale bytes could hold
+// an Inf or a NaN).
+template <class T8, int D> KILN_DEVICE void attn_pack_vt(const kiln_attn_pack_params &p) {
+    static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
+    constexpr int KB = 64, PITCH = D + 1;
+    __shared__ __align__(16) uint16_t tile[KB * PITCH];
+    const int kb = (int)blockIdx.x * KB, h = (int)blockIdx.y, b = (int)blockIdx.z;
+    const uint8_t *v = static_cast<const uint8_t *>(p.v);
+    const int64_t base = p.cu_seqlens_k ? (int64_t)p.cu_seqlens_k[b] * p.v_stride_s : (int64_t)b * p.v_stride_b;
+    const int len = min(p.cu_seqlens_k ? p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b] : p.seqlen_k, p.seqlen_k);
+    for (int i = (int)threadIdx.x; i < KB * D / 16; i += (int)blockDim.x) {
+        const int r = i / (D / 16), c = (i % (D / 16)) * 16;
+        uint4 raw = make_uint4(0u, 0u, 0u, 0u);
+        if (kb + r < len)
+            raw = *reinterpret_cast<const uint4 *>(v + base + (int64_t)(kb + r) * p.v_stride_s +
+                                                   (int64_t)h * p.v_stride_h + c);
+        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            uint32_t lo, hi;
+            Widen16<T8>::run(w[j], lo, hi);  // bytes 4j .. 4j + 3 in order
+            uint16_t *t = tile + r * PITCH + c + 4 * j;
+            t[0] = (uint16_t)lo, t[1] = (uint16_t)(lo >> 16), t[2] = (uint16_t)hi, t[3] = (uint16_t)(hi >> 16);
+        }
+    }
+    __syncthreads();
+    uint16_t *dst = p.vt + ((int64_t)b * p.heads_kv + h) * D * p.vt_keys;
+    for (int i = (int)threadIdx.x; i < D * (KB / 8); i += (int)blockDim.x) {
+        const int d = i / (KB / 8), k8 = (i % (KB / 8)) * 8;
+        if (kb + k8 >= p.vt_keys)
+            continue;  // vt_keys is a multiple of 8: a group of 8 keys is whole or out
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            w[j] = (uint32_t)tile[(k8 + 2 * j) * PITCH + d] | (uint32_t)tile[(k8 + 2 * j + 1) * PITCH + d] << 16;
+        *reinterpret_cast<uint4 *>(dst + (int64_t)d * p.vt_keys + kb + k8) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+}  // namespace kiln
+
+#define KILN_ATTN_PACK_VT_KERNEL(NAME, CFG)                                                                           \
+    KILN_KERNEL void __launch_bounds__(256) NAME(const __grid_constant__ kiln_attn_pack_params P) {                  \
+        kiln::attn_pack_vt<typename CFG::T8, CFG::D>(P);                                                              \
+    }
+
 #define KILN_ATTN_WGMMA_KERNEL(NAME, CFG)                                                                             \
     KILN_KERNEL void __launch_bounds__(kiln::AttnWgmma<CFG>::THREADS, 1)                                            \
         NAME(const __grid_constant__ kiln_attn_tma_params P) {                                                        \

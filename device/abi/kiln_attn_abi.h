@@ -56,10 +56,27 @@ typedef struct kiln_attn_params {
 /* The argument of the wgmma family (sm_90a, device/kiln_attn_wgmma.h): tensor maps of Q, K and V, encoded by the
  * runtime, before the params. Each map is 4-D {head_dim, heads, seqlen, batch} over the fp8 bytes (strides: head,
  * sequence, batch), box {min(head_dim, 128) bytes, 1, rows, 1} with the swizzle of the box's row bytes (128 or 64);
- * rows = the kernel's BM for Q, BN for K and V. Fixed lengths only (varlen batches run on the mma family). */
+ * rows = the kernel's BM for Q, BN for K and V; varlen: {head_dim, heads, total rows, 1}. A vpre kernel's v map is
+ * {seqlen_k keys, head_dim, heads_kv, batch} over the f16 V^T of kiln_attn_pack_params (strides 2 *
+ * vt_keys, 2 * vt_keys * head_dim, 2 * vt_keys * head_dim * heads_kv bytes), box {64 keys, head_dim, 1, 1}, 128-byte
+ * swizzle. */
 typedef struct kiln_attn_tma_params {
     kiln_tma_desc q, k, v;
     kiln_attn_params p;
 } kiln_attn_tma_params;
 
+/* The argument of the V^T packer that each vpre kernel's code object holds beside it (<kernel>_pack; kiln.h,
+ * kiln_attn_pack_v): fp8 V (batch, seq, head, head_dim) as the problem gives it -> f16 V^T
+ * [batch][heads_kv][head_dim][vt_keys], each sequence's keys from 0 (varlen too), the keys past its length 0. Launch:
+ * grid (ceil(seqlen_k / 64), heads_kv, batch), 256 threads, no dynamic shared memory. v and vt 16-byte aligned, V's
+ * strides multiples of 16 elements (as kiln_attn_params'). */
+typedef struct kiln_attn_pack_params {
+    const void *v;                /* fp8 values */
+    uint16_t *vt;                 /* f16 V^T */
+    const int32_t *cu_seqlens_k;  /* NULL = fixed lengths; else batch + 1 offsets of the rows */
+    int64_t v_stride_b, v_stride_s, v_stride_h; /* element strides (batch unused: varlen) */
+    int64_t vt_keys;              /* V^T's row length: seqlen_k rounded up to a multiple of 8 */
+    int32_t seqlen_k;             /* rows per sequence (varlen: the longest; longer sequences are cut there) */
+    int32_t heads_kv;
+} kiln_attn_pack_params;
 #endif /* KILN_ATTN_ABI_H */

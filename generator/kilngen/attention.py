@@ -64,6 +64,10 @@ PARAMS = (
                              "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
                              "P's rounding error ~1e-3 instead of ~2.5e-2, and the row max moves only when it rises "
                              "by more than 2^7; needs psum 0 and promote 0)"),
+    AttnParam("vpre", "VP", 0, "wgmma: 1 reads V^T that the caller packed in f16 (kiln_attn_pack_v; the problem's "
+                               "v_packed = 1): TMA writes the V^T stages as the consumers read them, so the producer "
+                               "neither widens nor transposes V and keeps no raw V tiles; needs pv 16. Such a kernel "
+                               "takes only problems with a packed V, the others only problems without"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -187,10 +191,11 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
-    raw V tiles of a pass (BN x DV), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the base for the
-    swizzle."""
+    raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the
+    base for the swizzle."""
     dv = _wgmma_dv(s)
-    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + 2 * s.bn * dv
+    raw = 0 if s.vpre else 2 * s.bn * dv
+    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
             + 8 * (1 + 4 * s.stages + 2) + 1024)
 
 
@@ -204,6 +209,10 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
         return [("psum", f"{s.psum} must be 0 with pv 16 (the row sums are added in FP32)")]
     if s.pv == 8 and not 1 <= s.promote <= 4:
         return [("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)")]
+    if s.vpre not in (0, 1):
+        return [("vpre", f"{s.vpre} must be 0 (V as given, fp8) or 1 (V^T packed in f16 by kiln_attn_pack_v)")]
+    if s.vpre and s.pv != 16:
+        return [("vpre", "1 needs pv 16 (the packed V^T is f16, so P V runs in f16)")]
     return []
 
 
@@ -235,7 +244,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
-            ("PROMOTE", s.promote), ("FEXP", s.fexp), ("PV", s.pv))
+            ("PROMOTE", s.promote), ("FEXP", s.fexp), ("PV", s.pv), ("VPRE", s.vpre))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -282,7 +291,8 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
-                             ("stages", "sched", "psum", "promote", "fexp", "pv"), threads=lambda s: 128 + 2 * s.bm,
+                             ("stages", "sched", "psum", "promote", "fexp", "pv", "vpre"),
+                             threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
                              matrix_ops=lambda s: frozenset(), p_bits=lambda s: s.pv),
     Family.MMA: AttnFamily(Family.MMA, "kiln_attn_mma.h", "attn_mma.hip.j2", ("warps",),
@@ -327,6 +337,7 @@ class AttnSolution:
     promote: int = 0
     fexp: int = 0
     pv: int = 0
+    vpre: int = 0
     occ: int = 0
 
     @property
@@ -454,16 +465,22 @@ class AttnView:
     constants: tuple
     threads: int
     lds_bytes: int
+    pack: str  # the V^T packer of a vpre kernel ("" without): a second kernel in its code object
+
+
+def pack_kernel(sol: AttnSolution) -> str:
+    """The symbol of the V^T packer that a vpre kernel's code object also holds (kiln_attn_pack_v launches it)."""
+    return f"{sol.name}_pack" if sol.vpre else ""
 
 
 def view(sol: AttnSolution) -> AttnView:
     return AttnView(name=sol.name, header=sol.spec.header, t8=DTYPE_INFO[sol.qkv].device_type,
                     to=DTYPE_INFO[sol.o].device_type, constants=sol.spec.constants(sol), threads=sol.threads,
-                    lds_bytes=sol.lds_bytes)
+                    lds_bytes=sol.lds_bytes, pack=pack_kernel(sol))
 
 
 def table_row(sol: AttnSolution) -> dict:
     return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
             "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
             "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes,
-            "p_bits": sol.p_bits}
+            "p_bits": sol.p_bits, "v_packed": sol.vpre}

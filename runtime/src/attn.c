@@ -16,6 +16,10 @@
 
 static int is_flag(int v) { return v == 0 || v == 1; }
 
+/* The row length of a packed V^T (kiln_attn_pack_v): seqlen_k rounded up to 8 keys (TMA strides are multiples of 16
+ * bytes), at least 8 (an empty key range still encodes a map). */
+static int64_t vt_keys(int64_t seqlen_k) { return seqlen_k > 0 ? (seqlen_k + 7) / 8 * 8 : 8; }
+
 static const char *const SIZE_NAMES[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
 
 static kiln_status init(kiln_attn_problem *p, kiln_dtype qkv, kiln_dtype o, int64_t batch, int64_t heads_q,
@@ -103,9 +107,9 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype",
                          !kiln_dtype_valid(p->qkv_type) ? "qkv_type" : "o_type",
                          (int)(!kiln_dtype_valid(p->qkv_type) ? p->qkv_type : p->o_type));
-    const char *flags[4] = {"causal", "varlen", "has_lse", "fp8_p"};
-    const int fv[4] = {p->causal, p->varlen, p->has_lse, p->fp8_p};
-    for (int i = 0; i < 4; i++)
+    const char *flags[5] = {"causal", "varlen", "has_lse", "fp8_p", "v_packed"};
+    const int fv[5] = {p->causal, p->varlen, p->has_lse, p->fp8_p, p->v_packed};
+    for (int i = 0; i < 5; i++)
         if (!is_flag(fv[i]))
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", flags[i], fv[i]);
     if ((unsigned)p->descale >= (unsigned)KILN_SCALE_COUNT)
@@ -156,7 +160,7 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
     kiln_status st = check_tensor('q', qs, p->varlen ? qv : qe, p->head_dim, e8, 0);
     if (st == KILN_STATUS_SUCCESS)
         st = check_tensor('k', ks, p->varlen ? kv : ke, p->head_dim, e8, 0);
-    if (st == KILN_STATUS_SUCCESS)
+    if (st == KILN_STATUS_SUCCESS && !p->v_packed) /* a packed V^T's layout is kiln_attn_pack_v's */
         st = check_tensor('v', vs, p->varlen ? kv : ke, p->head_dim, e8, 0);
     if (st == KILN_STATUS_SUCCESS)
         st = check_tensor('o', os, p->varlen ? qv : qe, p->head_dim, eo, 1);
@@ -168,7 +172,7 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
     const int64_t sv[12] = {qs[0], qs[1], qs[2], ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], os[0], os[1], os[2]};
     for (int i = 0; i < 12; i++) {
         int64_t unit = i < 9 ? (int64_t)(16 / e8) : (int64_t)(8 / eo);
-        if (p->varlen && i % 3 == 0)
+        if ((p->varlen && i % 3 == 0) || (p->v_packed && i / 3 == 2))
             continue;
         if (sv[i] % unit)
             return kiln_fail(KILN_STATUS_MISALIGNED, "%s = %" PRId64 " is not a multiple of %" PRId64
@@ -188,7 +192,8 @@ kiln_status kiln_attn_check(kiln_handle h, const kiln_attn_problem *p)
 
 static int matches(const kiln_attn_solution *s, kiln_arch_id arch, const kiln_attn_problem *p)
 {
-    return s->arch == arch && s->qkv_type == p->qkv_type && s->o_type == p->o_type && s->head_dim == p->head_dim;
+    return s->arch == arch && s->qkv_type == p->qkv_type && s->o_type == p->o_type && s->head_dim == p->head_dim &&
+           s->v_packed == p->v_packed;
 }
 
 /* P's precision first: the solutions whose P has the bits the problem asks for (f16 unless fp8_p, see kiln.h) come
@@ -217,9 +222,11 @@ static const char *wgmma_refusal(const kiln_attn_problem *p, int own, const kiln
     const int64_t limit = INT64_C(1) << 40;
     const int64_t strides[9] = {p->q_stride_b, p->q_stride_s, p->q_stride_h, p->k_stride_b, p->k_stride_s,
                                 p->k_stride_h, p->v_stride_b, p->v_stride_s, p->v_stride_h};
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < (p->v_packed ? 6 : 9); i++)
         if (strides[i] >= limit)
             return "a q/k/v stride of 2^40 bytes or more (tensor map limit)";
+    if (p->v_packed && 2 * vt_keys(p->seqlen_k) * p->head_dim * p->heads_kv >= limit)
+        return "the packed V^T's batch stride is 2^40 bytes or more (tensor map limit)";
     return NULL;
 }
 
@@ -252,10 +259,11 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
     int sms = own && h->limits.sm_count > 0 ? (int)h->limits.sm_count : KILN_MODEL_DEFAULT_SMS;
     *count = 0;
     say(tx, "attention: %s %s -> %s batch=%" PRId64 " heads=%" PRId64 "/%" PRId64 " seqlen=%" PRId64 "/%" PRId64
-            " head_dim=%" PRId64 " causal=%d varlen=%d; P in %s preferred\n",
+            " head_dim=%" PRId64 " causal=%d varlen=%d; P in %s preferred; V %s\n",
         h->arch, kiln_dtype_name(p->qkv_type), kiln_dtype_name(p->o_type), p->batch, p->heads_q, p->heads_kv,
-        p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen, p->fp8_p ? "fp8 (fp8_p)" : "f16");
-    int any_types = 0, n = 0;
+        p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen, p->fp8_p ? "fp8 (fp8_p)" : "f16",
+        p->v_packed ? "packed by kiln_attn_pack_v (v_packed)" : "as given");
+    int any_types = 0, any_packed = 0, n = 0;
     int *idx = malloc(sizeof(int) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
     double *key = malloc(sizeof(double) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
     if (!idx || !key) {
@@ -268,8 +276,15 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
         if (s->arch != arch || s->qkv_type != p->qkv_type || s->o_type != p->o_type)
             continue;
         any_types = 1;
-        if (!matches(s, arch, p))
+        any_packed |= s->v_packed;
+        if (s->head_dim != p->head_dim)
             continue;
+        if (s->v_packed != p->v_packed) {
+            say(tx, "  [%d] %s: rejected: reads %s\n", i, s->name,
+                s->v_packed ? "a V^T packed by kiln_attn_pack_v (the problem's v_packed = 0)"
+                            : "V as given (the problem's v_packed = 1)");
+            continue;
+        }
         const char *refusal = s->family == KILN_FAMILY_WGMMA ? wgmma_refusal(p, own, h) : NULL;
         if (refusal) {
             say(tx, "  [%d] %s: rejected: %s\n", i, s->name, refusal);
@@ -298,7 +313,12 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
     for (int i = 0; i < n && i < max_out; i++)
         out[(*count)++] = idx[i];
     kiln_status st = KILN_STATUS_SUCCESS;
-    if (n == 0 && !any_types) {
+    if (n == 0 && any_types && p->v_packed && !any_packed) {
+        say(tx, "%s has no attention kernels that read a packed V^T (v_packed = 1)\n", h->arch);
+        st = kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                       "v_packed = 1: %s has no attention kernels that read a packed V^T (sm90's wgmma vpre kernels "
+                       "do)", h->arch);
+    } else if (n == 0 && !any_types) {
         say(tx, "%s has no attention kernels for %s -> %s\n", h->arch, kiln_dtype_name(p->qkv_type),
             kiln_dtype_name(p->o_type));
         st = kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s has no attention kernels for %s -> %s", h->arch,
@@ -465,8 +485,16 @@ static kiln_status load(kiln_handle h, int s, void **kernel)
             if (st != KILN_STATUS_SUCCESS)
                 h->backend->unload_module(h->dev, module);
         }
+        void *pack = NULL; /* a vpre kernel's V^T packer, kiln_attn_pack_v's */
+        if (st == KILN_STATUS_SUCCESS && sol->v_packed) {
+            char symbol[256];
+            snprintf(symbol, sizeof symbol, "%s_pack", sol->name);
+            st = h->backend->get_kernel(h->dev, module, symbol, 0, &pack);
+            if (st != KILN_STATUS_SUCCESS)
+                h->backend->unload_module(h->dev, module);
+        }
         if (st == KILN_STATUS_SUCCESS)
-            k->module = module, k->gemm = fn, k->loaded = 1;
+            k->module = module, k->gemm = fn, k->reduce = pack, k->loaded = 1;
     }
     if (st == KILN_STATUS_SUCCESS)
         *kernel = k->gemm;
@@ -491,6 +519,19 @@ static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const 
                                {p->v_stride_h, p->v_stride_s, p->v_stride_b}};
     kiln_tma_desc *out[3] = {&P->q, &P->k, &P->v};
     for (int i = 0; i < 3; i++) {
+        if (i == 2 && sol->v_packed) { /* {keys, head_dim, heads_kv, batch} of the f16 V^T, box {64, head_dim} */
+            const int64_t keys = vt_keys(p->seqlen_k);
+            const uint64_t dims[4] = {(uint64_t)(p->seqlen_k > 0 ? p->seqlen_k : 1), (uint64_t)p->head_dim,
+                                      (uint64_t)p->heads_kv, (uint64_t)p->batch};
+            const uint64_t strides[3] = {(uint64_t)(2 * keys), (uint64_t)(2 * keys * p->head_dim),
+                                         (uint64_t)(2 * keys * p->head_dim * p->heads_kv)};
+            const uint32_t box[4] = {64u, (uint32_t)p->head_dim, 1u, 1u};
+            kiln_status st = h->backend->tma_encode(h->dev, &P->v, 4, 2, 128, a->v, dims, strides, box);
+            if (st != KILN_STATUS_SUCCESS)
+                return kiln_fail(st, "encoding the packed V^T's tensor map of %s: %s", sol->name,
+                                 h->backend->last_error(h->dev));
+            continue;
+        }
         const uint64_t dims[4] = {(uint64_t)p->head_dim, (uint64_t)heads[i], (uint64_t)rows[i], (uint64_t)batch};
         /* at batch 1 the batch stride is never stepped over: the sequence's extent keeps it a valid multiple of 16 */
         const uint64_t strides[3] = {(uint64_t)st3[i][0], (uint64_t)st3[i][1],
@@ -520,7 +561,8 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
                              "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library",
                              algo->name_hash);
         if (!matches(&h->tables.attn_solutions[s], kiln_arch_from_name(h->arch), p))
-            return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s does not take this problem (arch, types, head_dim)",
+            return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                             "algo %s does not take this problem (arch, types, head_dim, v_packed)",
                              h->tables.attn_solutions[s].name);
     }
     if (p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
@@ -577,4 +619,94 @@ kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_
 {
     kiln_call_begin();
     return kiln_call_end(kiln_slot(h), "kiln_attn_run", run(h, p, algo, args, stream));
+}
+
+/* ---- V^T packed for the vpre kernels (kiln_attn_pack_v) ---- */
+
+static kiln_status pack_size(const kiln_attn_problem *p, size_t *bytes)
+{
+    if (!p || !bytes)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !p ? "p" : "bytes");
+    *bytes = 0;
+    const int64_t sizes[6] = {p->batch, p->heads_q, p->heads_kv, p->seqlen_q, p->seqlen_k, p->head_dim};
+    kiln_status st = kiln_check_sizes(SIZE_NAMES, sizes, 6);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    if (p->batch == 0 || p->heads_kv == 0 || p->seqlen_k == 0 || p->head_dim == 0)
+        return KILN_STATUS_SUCCESS;
+    const __int128 n = (__int128)p->batch * p->heads_kv * p->head_dim * vt_keys(p->seqlen_k) * 2;
+    if (n > KILN_ATTN_MAX_BYTES || n > (__int128)SIZE_MAX)
+        return kiln_fail(KILN_STATUS_OVERFLOW, "the packed V^T of batch %" PRId64 " x heads_kv %" PRId64
+                         " x head_dim %" PRId64 " x %" PRId64 " keys spans more than the 2^57 bytes any device "
+                         "addresses", p->batch, p->heads_kv, p->head_dim, vt_keys(p->seqlen_k));
+    *bytes = (size_t)n;
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_pack_v_size(const kiln_attn_problem *p, size_t *bytes)
+{
+    kiln_call_begin();
+    return kiln_call_end(NULL, "kiln_attn_pack_v_size", pack_size(p, bytes));
+}
+
+static kiln_status pack_v(kiln_handle h, const kiln_attn_problem *p, const void *v, const int32_t *cu_seqlens_k,
+                          void *vt, size_t vt_bytes, void *stream)
+{
+    if (!h || !p)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !h ? "h" : "p");
+    kiln_attn_problem q = *p;
+    q.v_packed = 0; /* p describes V as given */
+    kiln_status st = kiln_attn_validate(h, &q);
+    size_t need = 0;
+    if (st == KILN_STATUS_SUCCESS)
+        st = pack_size(&q, &need);
+    if (st != KILN_STATUS_SUCCESS || need == 0)
+        return st; /* an empty V: nothing read, nothing written */
+    if (!v || !vt)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !v ? "v" : "vt");
+    if (q.varlen && !cu_seqlens_k)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "cu_seqlens_k is NULL (varlen = 1)");
+    if ((uintptr_t)v % 16)
+        return misaligned("v", v, 16);
+    if ((uintptr_t)vt % 16)
+        return misaligned("vt", vt, 16);
+    if (vt_bytes < need)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "vt_bytes = %zu is below the %zu of kiln_attn_pack_v_size",
+                         vt_bytes, need);
+    if (!h->backend)
+        return kiln_fail(KILN_STATUS_NO_DEVICE, "the handle has no device (kiln_create found none)");
+    if (strcmp(h->arch, h->device_arch) != 0)
+        return kiln_fail(KILN_STATUS_NO_CODE_FOR_DEVICE, "selecting for arch %s (kiln_set_arch), the device is %s",
+                         h->arch, h->device_arch);
+    q.v_packed = 1; /* the kernel that would read it: its code object holds the packer */
+    int s = -1, count = 0;
+    st = select_attn(h, &q, &s, 1, &count, NULL);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
+    const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
+    void *kernel = NULL;
+    st = load(h, s, &kernel);
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "loading %s: %s", sol->name,
+                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
+                                                              : h->backend->last_error(h->dev));
+    kiln_attn_pack_params a;
+    memset(&a, 0, sizeof a);
+    a.v = v, a.vt = vt, a.cu_seqlens_k = q.varlen ? cu_seqlens_k : NULL;
+    a.v_stride_b = q.v_stride_b, a.v_stride_s = q.v_stride_s, a.v_stride_h = q.v_stride_h;
+    a.vt_keys = vt_keys(q.seqlen_k);
+    a.seqlen_k = (int32_t)q.seqlen_k, a.heads_kv = (int32_t)q.heads_kv;
+    /* heads_kv <= heads_q <= 65535 and batch <= 65535 (validated) */
+    const uint32_t grid[3] = {(uint32_t)((q.seqlen_k + 63) / 64), (uint32_t)q.heads_kv, (uint32_t)q.batch};
+    st = h->backend->launch(h->dev, h->attn_kernels[s].reduce, grid, 256u, 0u, &a, sizeof a, stream);
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "launching %s_pack: %s", sol->name, h->backend->last_error(h->dev));
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_pack_v(kiln_handle h, const kiln_attn_problem *p, const void *v, const int32_t *cu_seqlens_k,
+                             void *vt, size_t vt_bytes, void *stream)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_pack_v", pack_v(h, p, v, cu_seqlens_k, vt, vt_bytes, stream));
 }

@@ -15,7 +15,7 @@ typedef struct kiln_kernels {
     int loaded;
     void *module;
     void *gemm;
-    void *reduce; /* gsu > 1 only */
+    void *reduce; /* gsu > 1 only; attention: a vpre kernel's V^T packer (kiln_attn_pack_v) */
 } kiln_kernels;
 
 struct kiln_handle_s {

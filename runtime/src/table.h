@@ -154,6 +154,8 @@ typedef struct kiln_attn_solution {
     int threads;             /* per workgroup */
     int lds_bytes;           /* dynamic shared memory per workgroup */
     int p_bits;              /* P in the P V product: 8 (requantized to fp8, the FP8 recipe) or 16 (f16) */
+    int v_packed;            /* 1: reads V^T packed by kiln_attn_pack_v (its code object holds the packer,
+                              * "<name>_pack"), and takes only problems with v_packed = 1; 0: V as given */
 } kiln_attn_solution;
 
 extern const kiln_attn_solution kiln_attn_solutions[];

@@ -18,6 +18,7 @@ typedef struct fake_launch {
     kiln_tma_params tma;     /* the argument when it is a kiln_tma_params */
     kiln_attn_params attn;   /* the argument when it is a kiln_attn_params, or the params of a kiln_attn_tma_params */
     kiln_attn_tma_params attn_tma; /* the argument when it is a kiln_attn_tma_params (attention, wgmma family) */
+    kiln_attn_pack_params pack;    /* the argument when it is a kiln_attn_pack_params (kiln_attn_pack_v) */
     void *stream;
     int overlapped; /* launched through launch_overlapped (programmatic dependent launch) */
 } fake_launch;
@@ -96,7 +97,18 @@ static kiln_status fake_get_kernel(void *dev, void *module, const char *symbol, 
     (void)module;
     (void)lds_bytes;
     fake.kernels++;
-    *kernel = (void *)(uintptr_t)symbol; /* the kernel "is" its symbol, so launches can be checked by name */
+    /* the kernel "is" its symbol, so launches can be checked by name: kept here, as the caller's may not live on */
+    static char names[32][160];
+    static int count;
+    for (int i = 0; i < count; i++)
+        if (strcmp(names[i], symbol) == 0) {
+            *kernel = names[i];
+            return KILN_STATUS_SUCCESS;
+        }
+    if (count == 32 || strlen(symbol) >= sizeof names[0])
+        return KILN_STATUS_INTERNAL_ERROR;
+    strcpy(names[count], symbol);
+    *kernel = names[count++];
     return KILN_STATUS_SUCCESS;
 }
 
@@ -107,7 +119,8 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
     if (fake.fail_launch)
         return KILN_STATUS_DRIVER_ERROR;
     if (arg_bytes != sizeof(kiln_gemm_params) && arg_bytes != sizeof(kiln_tma_params) &&
-        arg_bytes != sizeof(kiln_attn_params) && arg_bytes != sizeof(kiln_attn_tma_params))
+        arg_bytes != sizeof(kiln_attn_params) && arg_bytes != sizeof(kiln_attn_tma_params) &&
+        arg_bytes != sizeof(kiln_attn_pack_params))
         fake.bad_arg_bytes++;
     if (fake.launches < 2) {
         fake_launch *l = &fake.last[fake.launches];
@@ -127,6 +140,8 @@ static kiln_status fake_launch_kernel(void *dev, void *kernel, const uint32_t gr
         } else if (arg_bytes == sizeof(kiln_attn_tma_params)) {
             memcpy(&l->attn_tma, arg, sizeof l->attn_tma);
             l->attn = l->attn_tma.p;
+        } else if (arg_bytes == sizeof(kiln_attn_pack_params)) {
+            memcpy(&l->pack, arg, sizeof l->pack);
         }
         l->stream = stream;
     }

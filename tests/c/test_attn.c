@@ -324,6 +324,126 @@ static void test_wgmma(kiln_handle h)
     kiln_destroy(nt);
 }
 
+/* A V^T packed by kiln_attn_pack_v (v_packed = 1): its size, the kernels that read it (and only them), its tensor map,
+ * the packer's launch, and every bad call refused before anything launches. */
+static void test_packed_v(kiln_handle h)
+{
+    static _Alignas(16) uint8_t q[64], k[64], v[64];
+    static _Alignas(16) uint16_t o[64], vt[64];
+    static int32_t cu[4];
+    kiln_attn_args a = {.q = q, .k = k, .v = vt, .o = o};
+    kiln_attn_problem p = attn(3, 8, 2, 1000, 777, 128);
+    p.o_type = F16;
+    size_t bytes = 1;
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&p, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == (size_t)3 * 2 * 128 * 784 * 2, "pack size %zu", bytes);
+    kiln_attn_problem e = attn(3, 8, 2, 1000, 0, 128);
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&e, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == 0, "no keys: %zu bytes", bytes);
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&p, NULL), KILN_STATUS_NULL_POINTER, "bytes is NULL");
+    kiln_attn_problem huge = attn(65535, 65535, 65535, 1, INT32_MAX, 256);
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&huge, &bytes), KILN_STATUS_OVERFLOW, "packed V^T of batch 65535");
+    CHECK(bytes == 0, "overflow: 0 bytes");
+    /* selection: the packed-V kernel alone takes the packed problem, and no other one */
+    kiln_attn_problem pp = p;
+    pp.v_packed = 1;
+    kiln_algo algos[4];
+    int n = -1;
+    EXPECT_HAS(h, kiln_attn_query(h, &pp, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_VPRE_F16, "packed: n = %d, first %u", n,
+          n > 0 ? algos[0].solution_index : 99u);
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 2 && algos[0].solution_index != FAKE_ATTN_VPRE_F16 && algos[1].solution_index != FAKE_ATTN_VPRE_F16,
+          "not packed: n = %d", n);
+    char text[4096];
+    EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(text, "fake_attn_f16_vpre_SM90: rejected: reads a V^T packed by kiln_attn_pack_v") &&
+              strstr(text, "V as given"),
+          "explain:\n%s", text);
+    EXPECT_HAS(h, kiln_attn_explain(h, &pp, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(text, "fake_attn_f16_wgmma_SM90: rejected: reads V as given") &&
+              strstr(text, "winner: [8] fake_attn_f16_vpre_SM90"),
+          "explain:\n%s", text);
+    kiln_attn_problem bf = pp;
+    bf.o_type = BF16; /* e4m3 -> bf16 has kernels on sm90, none reading a packed V^T */
+    EXPECT_HAS(h, kiln_attn_query(h, &bf, algos, 4, &n), KILN_STATUS_NOT_SUPPORTED,
+               "v_packed = 1: sm90 has no attention kernels that read a packed V^T");
+    kiln_attn_problem bad = p;
+    bad.v_packed = 2;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "v_packed = 2 must be 0 or 1");
+    /* V's strides describe V as given: unused (and unchecked) once it is packed */
+    bad = pp, bad.v_stride_s = -5;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_SUCCESS, "");
+    bad.v_packed = 0;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "v_stride_s = -5 is negative");
+    /* the run: the V map is the f16 V^T's {keys, head_dim, heads_kv, batch}, box {64 keys, head_dim} */
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &pp, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, "fake_attn_f16_vpre_SM90") == 0 && fake.encodes == 3,
+          "packed run: %s", fake.launches ? fake.last[0].symbol : "(none)");
+    const fake_encode *ev = &fake.encode[2];
+    CHECK(ev->rank == 4 && ev->elem_bytes == 2 && ev->swizzle_bytes == 128 && ev->base == vt && ev->dims[0] == 777 &&
+              ev->dims[1] == 128 && ev->dims[2] == 2 && ev->dims[3] == 3,
+          "V^T map dims %llu %llu %llu %llu", (unsigned long long)ev->dims[0], (unsigned long long)ev->dims[1],
+          (unsigned long long)ev->dims[2], (unsigned long long)ev->dims[3]);
+    CHECK(ev->strides[0] == 2 * 784 && ev->strides[1] == 2 * 784 * 128 && ev->strides[2] == 2 * 784 * 128 * 2 &&
+              ev->box[0] == 64 && ev->box[1] == 128 && ev->box[2] == 1 && ev->box[3] == 1,
+          "V^T map strides %llu %llu %llu", (unsigned long long)ev->strides[0], (unsigned long long)ev->strides[1],
+          (unsigned long long)ev->strides[2]);
+    CHECK(fake.encode[0].elem_bytes == 1 && fake.encode[1].elem_bytes == 1, "Q and K maps stay fp8");
+    /* a packed-V algo forced on a problem whose V is not packed (and the other way round): refused */
+    kiln_algo vp = algos[0];
+    EXPECT_HAS(h, kiln_attn_query(h, &pp, &vp, 1, &n), KILN_STATUS_SUCCESS, "");
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, &vp, &a, NULL), KILN_STATUS_INVALID_ALGO,
+               "algo fake_attn_f16_vpre_SM90 does not take this problem (arch, types, head_dim, v_packed)");
+    CHECK(fake.launches == 0 && fake.encodes == 0, "nothing encoded or launched");
+    /* the packer: the packed-V kernel's "<name>_pack", grid (ceil(seqlen_k / 64), heads_kv, batch), 256 threads */
+    const size_t need = (size_t)3 * 2 * 128 * 784 * 2;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, v, NULL, vt, need, (void *)0x7), KILN_STATUS_SUCCESS, "");
+    const fake_launch *l = &fake.last[0];
+    CHECK(fake.launches == 1 && fake.bad_arg_bytes == 0 && l->arg_bytes == sizeof(kiln_attn_pack_params) &&
+              strcmp(l->symbol, "fake_attn_f16_vpre_SM90_pack") == 0 && l->grid[0] == 13 && l->grid[1] == 2 &&
+              l->grid[2] == 3 && l->block == 256 && l->lds == 0 && l->stream == (void *)0x7,
+          "pack launch %s grid %u %u %u", fake.launches ? l->symbol : "(none)", l->grid[0], l->grid[1], l->grid[2]);
+    CHECK(l->pack.v == v && l->pack.vt == vt && l->pack.cu_seqlens_k == NULL && l->pack.vt_keys == 784 &&
+              l->pack.seqlen_k == 777 && l->pack.heads_kv == 2 && l->pack.v_stride_s == p.v_stride_s &&
+              l->pack.v_stride_h == p.v_stride_h && l->pack.v_stride_b == p.v_stride_b,
+          "pack params");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &pp, v, NULL, vt, need, NULL), KILN_STATUS_SUCCESS, ""); /* v_packed ignored */
+    /* bad calls: each refused with its name, nothing launched */
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, v, NULL, vt, need - 1, NULL), KILN_STATUS_INVALID_VALUE,
+               "is below the");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, v, NULL, NULL, need, NULL), KILN_STATUS_NULL_POINTER, "vt is NULL");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, NULL, NULL, vt, need, NULL), KILN_STATUS_NULL_POINTER, "v is NULL");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, v, NULL, (uint8_t *)vt + 2, need, NULL), KILN_STATUS_MISALIGNED,
+               "is not 16-byte aligned");
+    EXPECT_HAS(NULL, kiln_attn_pack_v(NULL, &p, v, NULL, vt, need, NULL), KILN_STATUS_NULL_POINTER, "h is NULL");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, NULL, v, NULL, vt, need, NULL), KILN_STATUS_NULL_POINTER, "p is NULL");
+    bf = p, bf.o_type = BF16;
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &bf, v, NULL, vt, need, NULL), KILN_STATUS_NOT_SUPPORTED,
+               "no attention kernels that read a packed V^T");
+    bad = p, bad.v_stride_h = 7;
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &bad, v, NULL, vt, need, NULL), KILN_STATUS_MISALIGNED, "v_stride_h = 7");
+    kiln_attn_problem vl = p;
+    vl.varlen = 1, vl.total_q = 2500, vl.total_k = 1900;
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &vl, v, NULL, vt, need, NULL), KILN_STATUS_NULL_POINTER,
+               "cu_seqlens_k is NULL (varlen = 1)");
+    CHECK(fake.launches == 0, "no launch for a bad call (%d)", fake.launches);
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &e, v, NULL, NULL, 0, NULL), KILN_STATUS_SUCCESS, ""); /* no keys: nothing */
+    CHECK(fake.launches == 0, "no launch for an empty V");
+    /* varlen: the offsets reach the packer */
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &vl, v, cu, vt, need, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && fake.last[0].pack.cu_seqlens_k == cu, "varlen pack");
+    /* selecting for another arch: no code for the device */
+    CHECK(kiln_set_arch(h, "gfx942") == KILN_STATUS_SUCCESS, "set_arch");
+    EXPECT_HAS(h, kiln_attn_pack_v(h, &p, v, NULL, vt, need, NULL), KILN_STATUS_NO_CODE_FOR_DEVICE,
+               "selecting for arch gfx942");
+    CHECK(kiln_set_arch(h, "sm90") == KILN_STATUS_SUCCESS, "set_arch back");
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -333,6 +453,7 @@ int main(void)
     test_selection(h);
     test_run(h);
     test_wgmma(h);
+    test_packed_v(h);
     kiln_destroy(h);
     return test_summary("test_attn");
 }

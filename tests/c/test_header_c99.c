@@ -21,7 +21,15 @@ int main(void)
     failed += kiln_prepack_b_size(16, 20, &bytes, &ldb) != KILN_STATUS_SUCCESS || bytes != 16 * 32 || ldb != 32;
     failed += kiln_destroy(h) != KILN_STATUS_NULL_POINTER;
     failed += strcmp(kiln_status_string(KILN_STATUS_SUCCESS), "success") != 0;
-    failed += KILN_API_VERSION != 5;
-    printf("test_header_c99: %d passed, %d failed\n", 6 - failed, failed);
+    failed += KILN_API_VERSION != 6;
+    {
+        kiln_attn_problem ap;
+        size_t vt = 0;
+        failed += kiln_attn_problem_init(&ap, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, 2, 8, 2, 100, 100, 128) !=
+                      KILN_STATUS_SUCCESS ||
+                  ap.v_packed != 0;
+        failed += kiln_attn_pack_v_size(&ap, &vt) != KILN_STATUS_SUCCESS || vt != (size_t)2 * 2 * 128 * 104 * 2;
+    }
+    printf("test_header_c99: %d passed, %d failed\n", 8 - failed, failed);
     return failed != 0;
 }

@@ -2,7 +2,7 @@
 128, 256; causal (bottom-right) and not; seqlen_q != seqlen_k both ways and lengths that are not multiples of any
 tile; GQA and MQA; descales per tensor and per (batch, kv head); LSE; f16 output; variable lengths. Outputs are
 poisoned first. Gate: relative L2 <= 2.5e-2 (the FP8 recipe requantizes P to e4m3: about 2.3-2.5 % with diffuse
-attention on its own, docs/attention.md), LSE within 1e-2. Skips where the library has no attention kernel for the
+attention on its own, docs/attention.md), LSE within 1e-2. V packed as V^T in f16 (kiln.attention_pack_v) too. Skips where the library has no attention kernel for the
 device; fails where generated/ lists one but the call finds none."""
 from __future__ import annotations
 
@@ -151,6 +151,104 @@ def test_varlen():
             ref, _ = kiln.attention_reference(qf[None, q0:q1], kf[None, k0:k1], vf[None, k0:k1], q_descale=dq,
                                               k_descale=dk, v_descale=dv, causal=causal)
             kt.check(out[q0:q1], ref[0], TOL, f"varlen sequence {i} causal={causal}")
+
+
+def sm90_only():
+    if kt.arch() != "sm90":
+        pytest.skip("packed-V kernels are sm90's (wgmma vpre 1)")
+
+
+def want_packed(v, lens=None):
+    """The packed V^T by definition: V widened to f16 (exact for fp8), [batch][kv head][d][keys], each sequence's
+    keys from 0, keys (the longest length rounded up to 8) past its length 0."""
+    if lens is None:
+        lens, rows = [v.shape[1]] * v.shape[0], list(v)
+    else:
+        starts = [0] + list(torch.tensor(lens).cumsum(0)[:-1].tolist())
+        rows = [v[s:s + n] for s, n in zip(starts, lens)]
+    keys = (max(lens) + 7) // 8 * 8 if max(lens) > 0 else 8
+    want = torch.zeros(len(lens), v.shape[-2], v.shape[-1], keys, dtype=torch.float16, device=v.device)
+    for i, r in enumerate(rows):
+        want[i, :, :, :r.shape[0]] = r.to(torch.float16).permute(1, 2, 0)
+    return want
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_packed_v(d):
+    """kiln.attention_pack_v writes V^T exactly as defined (a strided V too), and kiln.attention reads it with the
+    packed-V kernels: the f16 P V kernels' accuracy, equal to what the automatic packing (pack_v=True) gives, with
+    and without the causal mask, GQA 2:1, lengths that are not multiples of a tile."""
+    require(d)
+    sm90_only()
+    torch.manual_seed(40 + d)
+    b, sq, sk, hq, hk = 2, 200, 333, 4, 2
+    qf, kf, vf, (dq, dk, dv) = make(b, sq, sk, hq, hk, d)
+    wide = torch.zeros(b, sk, hk, 2 * d, device="cuda").to(vf.dtype)
+    wide[..., d:] = vf  # V as a view with a row stride of 2 * hk * d and a head stride of 2 * d
+    vv = wide[..., d:]
+    packed = kiln.attention_pack_v(vv)
+    torch.cuda.synchronize()
+    assert packed.data.shape == (b, hk, d, (sk + 7) // 8 * 8) and packed.seqlen_k == sk
+    assert torch.equal(packed.data, want_packed(vf)), "packed V^T differs from V widened and transposed"
+    for causal in (False, True):
+        out = kt.poison_(torch.empty(b, sq, hq, d, dtype=torch.bfloat16, device="cuda"))
+        kiln.attention(qf, kf, packed, causal=causal, out=out, q_descale=dq, k_descale=dk, v_descale=dv)
+        auto = kiln.attention(qf, kf, vf, causal=causal, q_descale=dq, k_descale=dk, v_descale=dv, pack_v=True)
+        torch.cuda.synchronize()
+        ref, _ = kiln.attention_reference(qf, kf, vf, causal=causal, q_descale=dq, k_descale=dk, v_descale=dv)
+        kt.check(out, ref, 5e-3, f"packed V d{d} causal={causal}")
+        assert torch.equal(out, auto), "kiln.attention(pack_v=True) differs from the caller's packing"
+
+
+def test_packed_v_varlen():
+    """A varlen V packs per sequence (keys from 0), and the packed-V kernels read it: every sequence right."""
+    require()
+    sm90_only()
+    lens_q, lens_k = [5, 200, 131], [7, 150, 131]
+    hq, hk, d = 4, 2, 128
+    torch.manual_seed(5)
+    q = torch.randn(sum(lens_q), hq, d, device="cuda")
+    k = torch.randn(sum(lens_k), hk, d, device="cuda")
+    v = torch.randn(sum(lens_k), hk, d, device="cuda")
+    qf, kf, vf, (dq, dk, dv) = kiln.quantize_qkv(q[None], k[None], v[None], dtype=fp8_type())
+    qf, kf, vf = qf[0], kf[0], vf[0]
+    cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32, device="cuda")
+    packed = kiln.attention_pack_v(vf, cu_seqlens_k=cu_k)
+    torch.cuda.synchronize()
+    assert torch.equal(packed.data, want_packed(vf, lens_k)), "varlen packed V^T differs"
+    for causal in (False, True):
+        out = kt.poison_(torch.empty(qf.shape, dtype=torch.bfloat16, device="cuda"))
+        kiln.attention(qf, kf, packed, q_descale=dq, k_descale=dk, v_descale=dv, causal=causal, cu_seqlens_q=cu_q,
+                       cu_seqlens_k=cu_k, max_seqlen_q=max(lens_q), out=out)
+        torch.cuda.synchronize()
+        for i in range(3):
+            q0, q1, k0, k1 = cu_q[i].item(), cu_q[i + 1].item(), cu_k[i].item(), cu_k[i + 1].item()
+            ref, _ = kiln.attention_reference(qf[None, q0:q1], kf[None, k0:k1], vf[None, k0:k1], q_descale=dq,
+                                              k_descale=dk, v_descale=dv, causal=causal)
+            kt.check(out[q0:q1], ref[0], 5e-3, f"packed varlen sequence {i} causal={causal}")
+
+
+def test_packed_v_bad_calls():
+    require()
+    sm90_only()
+    f8 = fp8_type()
+    q = torch.zeros(1, 16, 2, 128, device="cuda").to(f8)
+    packed = kiln.attention_pack_v(torch.zeros(1, 24, 2, 128, device="cuda").to(f8))
+    with pytest.raises(ValueError, match="disagree"):
+        kiln.attention(q, q, packed)  # packed for 24 keys, k has 16
+    with pytest.raises(ValueError, match="disagree"):
+        q2 = torch.zeros(2, 24, 2, 128, device="cuda").to(f8)
+        kiln.attention(q2, q2, packed)
+    with pytest.raises(ValueError, match="without cu_seqlens_k"):
+        cu = torch.tensor([0, 24], dtype=torch.int32, device="cuda")
+        kiln.attention(q[0], q[0], packed, cu_seqlens_q=cu, cu_seqlens_k=cu)
+    with pytest.raises(TypeError, match="pack_v must be None, True or False"):
+        kiln.attention(q, q, q, pack_v=1)
+    with pytest.raises(TypeError, match="must be fp8"):
+        kiln.attention_pack_v(torch.zeros(1, 16, 2, 128, device="cuda"))
+    with pytest.raises(kiln.KilnError, match="head_dim = 96"):
+        kiln.attention_pack_v(torch.zeros(1, 16, 2, 96, device="cuda").to(f8))
 
 
 def table_attention_kernels(types: str) -> list:

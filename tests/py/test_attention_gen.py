@@ -191,7 +191,14 @@ def test_lds_formulas_follow_the_headers():
     # pv 16: V^T stages of f16 [D][BN], the raw V tiles whole (one pass over the keys)
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=2, sched=1, pv=16)
     assert wg.lds_bytes == 128 * 256 + 2 * (64 * 256 + 256 * 64 * 2) + 2 * 64 * 256 + 8 * 11 + 1024
-    assert wg.problems() == [] and wg.name == "Attn_F8B_D256_BM128_BN64_S2_SC1_PS0_PR0_FE0_PV16_WGMMA_SM90"
+    assert wg.problems() == [] and wg.name == "Attn_F8B_D256_BM128_BN64_S2_SC1_PS0_PR0_FE0_PV16_VP0_WGMMA_SM90"
+    # vpre 1: the V^T ring as with pv 16, no raw V tiles (TMA writes the packed V^T's stages)
+    vp = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, pv=16,
+                           vpre=1)
+    assert vp.lds_bytes == 128 * 256 + 3 * (64 * 256 + 256 * 64 * 2) + 8 * (1 + 4 * 3 + 2) + 1024
+    assert vp.problems() == [] and vp.name == "Attn_F8B_D256_BM128_BN64_S3_SC1_PS0_PR0_FE0_PV16_VP1_WGMMA_SM90"
+    assert attn.table_row(vp)["v_packed"] == 1 and attn.table_row(wg)["v_packed"] == 0
+    assert attn.view(vp).pack == vp.name + "_pack" and attn.view(wg).pack == ""
 
 
 def _wgmma(**kw):
@@ -207,6 +214,9 @@ def test_wgmma_rules():
     assert _wgmma(sched=1) == ["bn"]                            # 232 accumulator registers at head dim 128
     assert _wgmma(promote=0) == ["promote"] and _wgmma(promote=5) == ["promote"]
     assert _wgmma(pv=12) == ["pv"]
+    assert _wgmma(vpre=1) == ["vpre"]                           # a packed V^T is f16: pv 16
+    assert _wgmma(vpre=2, pv=16, promote=0, psum=0, sched=0) == ["vpre"]
+    assert _wgmma(vpre=1, pv=16, promote=0, psum=0, sched=0) == []
     # f16 P V: no promotion, row sums in FP32; the f16 V^T of 128 keys at head dim 256 exceeds shared memory
     f16 = dict(pv=16, promote=0, psum=0)
     assert _wgmma(**f16) == [] and _wgmma(**f16, head_dim=256, bn=64, sched=1) == []
@@ -388,11 +398,14 @@ def test_kernel_compiles_within_its_resources(compiled, sol):
         pytest.skip(f"no compiler for {sol.arch.value}")
     rc, log = compiled[sol.name]
     assert rc == 0, f"kiln-gen compile failed for {sol.name} (its stderr says why)"
-    fields = ba.parse_line(log.splitlines()[0])
-    assert fields["function"] == sol.name
+    lines = [ba.parse_line(line) for line in log.splitlines()]
+    functions = {f["function"] for f in lines}
+    # the kernel, and with vpre its V^T packer (a second kernel of the code object)
+    assert functions == {sol.name} | ({attn.pack_kernel(sol)} if attn.pack_kernel(sol) else set()), functions
+    fields = next(f for f in lines if f["function"] == sol.name)
     print(log.strip())
     if "vendor" not in fields:  # NVIDIA: ptxas
-        assert fields["spill_stores"] == fields["spill_loads"] == fields["stack"] == "0"
+        assert all(f["spill_stores"] == f["spill_loads"] == f["stack"] == "0" for f in lines)
         return
     assert fields["scratch"] == fields["vgpr_spill"] == fields["sgpr_spill"] == "0"
     assert int(fields["lds"]) == sol.lds_bytes + int(fields["lds_static"]) <= 65536

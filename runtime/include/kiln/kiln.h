@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 5
+#define KILN_API_VERSION 6
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -261,6 +261,9 @@ typedef struct kiln_attn_problem {
                                * leave a varlen problem to the mma kernels. 0 unless varlen. */
     int fp8_p;                /* 0 or 1 (API 5): prefer kernels that requantize P to fp8 for P.V over those that keep
                                * it in f16 (a preference: an arch with one kind runs that kind) */
+    int v_packed;             /* 0 or 1 (API 6): args->v is V^T packed by kiln_attn_pack_v (f16; the v_stride_* fields
+                               * are then unused). Only the kernels that read a packed V^T take such a problem (sm90's
+                               * wgmma vpre kernels; NOT_SUPPORTED elsewhere), and only such problems take them */
 } kiln_attn_problem;
 
 typedef struct kiln_attn_args {
@@ -286,6 +289,21 @@ kiln_status kiln_attn_explain(kiln_handle h, const kiln_attn_problem *p, char *b
  * heads_q or seqlen_q 0) launches nothing. */
 kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *args,
                           void *stream);
+
+/* V packed for the attention kernels that read V^T in f16 (sm90 wgmma, `vpre: 1` in YAML): there the producer
+ * warpgroup neither widens V nor transposes it, and the kernels run 1.06x (head dim 64) to 1.15x (256) faster
+ * (docs/attention.md). Pack once per V, e.g. a KV cache written once and read by many calls, or before each call
+ * where the problem is large enough (the pass reads V once and writes twice its bytes; kiln.attention in Python
+ * decides so by itself).
+ * kiln_attn_pack_v_size: the bytes of the packed V^T, batch * heads_kv * head_dim * round_up(seqlen_k, 8) * 2
+ *   (layout [batch][heads_kv][head_dim][keys], f16; varlen: each sequence's keys from 0, seqlen_k the longest).
+ * kiln_attn_pack_v: packs V as p gives it (its V strides, varlen with cu_seqlens_k on the device, seqlen_k; the
+ *   problem's v_packed is ignored) into vt (16-byte aligned device memory of at least that size) on the stream, with
+ *   the packer of the kernel the problem with v_packed = 1 would select. Run then with v_packed = 1 and args->v = vt.
+ *   NOT_SUPPORTED where the arch has no such kernels; an empty V (batch, heads or seqlen_k 0) writes nothing. */
+kiln_status kiln_attn_pack_v_size(const kiln_attn_problem *p, size_t *bytes);
+kiln_status kiln_attn_pack_v(kiln_handle h, const kiln_attn_problem *p, const void *v, const int32_t *cu_seqlens_k,
+                             void *vt, size_t vt_bytes, void *stream);
 
 /* Prepacked B for f16/bf16 x fp8: fp8 bytes reordered once into the layout the kernels read (see docs/prepack.md).
  * Host buffers. src is B as given by `layout` (TN: [n][k] with ld; NN: [k][n] with ld). n or k = 0: 0 bytes, nothing

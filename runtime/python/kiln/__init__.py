@@ -45,14 +45,14 @@ from ._prepack import PREPACK_PERM, packed_k, prepack_numpy, prepack_reference
 from ._quant import quantize_fp8, quantize_per_block, quantize_per_token_group
 from ._blockscaled import block_scaled_mm, block_scaled_reference, scale_layout
 from ._grouped import grouped_mm, grouped_reference
-from ._attention import attention, attention_reference, quantize_qkv
+from ._attention import PackedV, attention, attention_pack_v, attention_reference, quantize_qkv
 from ._types import FP8_NAMES, TORCH_DTYPE_NAME
 from . import _blockscaled, _grouped, _library
 
 __all__ = [
     "API_VERSION", "Activation", "AlgoInfo", "DType", "FP8_NAMES", "GroupMode", "KilnError", "Layout", "PREPACKED_LAYOUT",
-    "PREPACK_PERM", "PackedB", "Plan", "ScaleMode", "Status", "TORCH_DTYPE_NAME", "TorchRequiredError", "algo_by_name",
-    "algos", "attention", "attention_reference", "block_scaled_mm", "block_scaled_reference", "close", "device_arch",
+    "PREPACK_PERM", "PackedB", "PackedV", "Plan", "ScaleMode", "Status", "TORCH_DTYPE_NAME", "TorchRequiredError", "algo_by_name",
+    "algos", "attention", "attention_pack_v", "attention_reference", "block_scaled_mm", "block_scaled_reference", "close", "device_arch",
     "explain", "explain_problem", "gemm", "grouped_mm", "grouped_reference", "quantize_qkv",
     "handle", "kiln_algo", "kiln_args", "kiln_dtype", "kiln_problem", "last_error", "library_available",
     "library_path", "load_library", "make_problem", "mixed_mm", "packed_k", "plan", "prepack_b", "prepack_b_host",

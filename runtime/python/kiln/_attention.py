@@ -7,6 +7,9 @@ Layout (batch, seq, heads, head_dim) like flash_attn_func; with cu_seqlens_q / c
 offsets, on the device) q, k, v are (total, heads, head_dim) and the sequences' rows follow each other. Descales:
 None, one-element tensors (per tensor) or (batch, heads_kv) tensors, as FlashAttention-3 takes them. P is
 requantized to fp8 for P.V (docs/attention.md: what that costs).
+
+    vt = kiln.attention_pack_v(vf)                  # V^T in f16, for kernels that read it (sm90): 1.06-1.15x faster
+    out = kiln.attention(qf, kf, vt, ...)           # (kiln.attention packs V itself where the problem is large)
 """
 from __future__ import annotations
 
@@ -50,40 +53,151 @@ def _descale(d, name: str, batch: int, heads_kv: int, device):
     return d.contiguous(), ScaleMode.VECTOR
 
 
-def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None,
-              out_dtype=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-              return_lse=False, out=None, algo=None, fp8_p=False):
-    """softmax(softmax_scale * q_descale * k_descale * Q K^T [causal]) V * v_descale per (batch, head), fp8 Q, K, V
-    -> bf16 (default) or f16. Returns out, or (out, lse) with return_lse (lse float32 (batch, heads, seq); varlen:
-    (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b]). algo: an AlgoInfo (kiln.algo_by_name of
-    an attention kernel's name) or a kiln_algo forces that kernel; kiln_attn_run refuses one that does not take the
-    problem. fp8_p=True prefers the kernels that requantize P to fp8 for P V (FlashAttention-3's recipe: faster at
-    head dim 64, about 2.5e-2 relative error on diffuse attention) over those that keep P in f16 (about 2e-3)."""
-    from ._handle import as_kiln_algo, handle
+class PackedV:
+    """V^T packed in f16 for the attention kernels that read it (kiln.attention_pack_v; kiln.h kiln_attn_pack_v):
+    `data` is a float16 tensor (batch, heads_kv, head_dim, keys), keys = seqlen_k rounded up to 8, each sequence's
+    keys from 0 (varlen too), the keys past a sequence's length 0. Pass it as kiln.attention's v: kernels that read it
+    run 1.06x (head dim 64) to 1.15x (256) faster on sm90, and a V packed once (a KV cache) serves every call."""
+    __slots__ = ("data", "dtype", "batch", "heads_kv", "seqlen_k", "head_dim", "varlen")
+
+    def __init__(self, data, dtype, batch: int, heads_kv: int, seqlen_k: int, head_dim: int, varlen: bool):
+        self.data, self.dtype, self.batch, self.heads_kv = data, dtype, batch, heads_kv
+        self.seqlen_k, self.head_dim, self.varlen = seqlen_k, head_dim, varlen
+
+    @property
+    def device(self):
+        return self.data.device
+
+    def __repr__(self) -> str:
+        return (f"PackedV(batch={self.batch}, heads_kv={self.heads_kv}, seqlen_k={self.seqlen_k}, "
+                f"head_dim={self.head_dim}, from {self.dtype}{', varlen' if self.varlen else ''})")
+
+
+def _vt_keys(seqlen_k: int) -> int:
+    return (seqlen_k + 7) // 8 * 8 if seqlen_k > 0 else 8
+
+
+def attention_pack_v(v, *, cu_seqlens_k=None, max_seqlen_k=None):
+    """V (batch, seq, heads_kv, head_dim) fp8, or varlen (total, heads_kv, head_dim) with cu_seqlens_k, -> PackedV,
+    packed on the current stream by the packer of the kernel that will read it. KilnError NOT_SUPPORTED where the
+    device has no such kernels (only sm90 has)."""
+    from ._handle import handle
     from ._fastpath import _bind_stream
     from ._tensors import device_index, kiln_dtype
     from ._types import FP8_DTYPES
 
     torch = _torch()
-    for name, t in (("q", q), ("k", k), ("v", v)):
+    if not isinstance(v, torch.Tensor):
+        raise TypeError(f"attention_pack_v: v must be a torch.Tensor, got {type(v).__name__}")
+    qkv = kiln_dtype(v, what="v")
+    if qkv not in FP8_DTYPES:
+        raise TypeError(f"attention_pack_v: v must be fp8, got {v.dtype}")
+    varlen = cu_seqlens_k is not None
+    vs = _strides4(v, "v", varlen)
+    heads_kv, d = v.shape[-2], v.shape[-1]
+    if varlen:
+        if not isinstance(cu_seqlens_k, torch.Tensor) or cu_seqlens_k.dtype != torch.int32 or \
+                cu_seqlens_k.dim() != 1 or cu_seqlens_k.device != v.device or cu_seqlens_k.numel() < 1:
+            raise TypeError(f"attention_pack_v: cu_seqlens_k must be a 1-D int32 tensor on {v.device}")
+        batch = cu_seqlens_k.numel() - 1
+        if max_seqlen_k is None:  # reads the offsets back: a synchronization
+            max_seqlen_k = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).max().item() if batch else 0
+        sk = int(max_seqlen_k)
+    else:
+        batch, sk = v.shape[0], v.shape[1]
+    packed = torch.empty((batch, heads_kv, d, _vt_keys(sk)), dtype=torch.float16, device=v.device)
+    lib = load_library()
+    p = kiln_attn_problem()
+    check(lib.kiln_attn_problem_init(ctypes.byref(p), qkv, DType.BF16, batch, heads_kv, heads_kv, 1, sk, d),
+          "kiln_attn_problem_init")
+    p.varlen = int(varlen)
+    p.v_stride_b, p.v_stride_s, p.v_stride_h = vs
+    if varlen:
+        p.total_q, p.total_k = 1, v.shape[0]
+        p.q_stride_b = p.o_stride_b = 0
+    index = device_index(v.device)
+    h = handle(index)
+    stream = _bind_stream()(index) if v.device.type == "cuda" else None
+    nbytes = packed.numel() * 2 if batch and heads_kv and sk else 0
+    check(lib.kiln_attn_pack_v(h, ctypes.byref(p), v.data_ptr(), cu_seqlens_k.data_ptr() if varlen else None,
+                               packed.data_ptr(), nbytes, stream), "kiln_attn_pack_v", f"v {tuple(v.shape)}", handle=h)
+    return PackedV(packed, v.dtype, batch, heads_kv, sk, d, varlen)
+
+
+# kiln.attention packs V itself (pack_v=None) where the time the packed-V kernels save exceeds the pass: they run
+# this much faster by head dim (H200, docs/attention.md), the pass costs a launch and 3 bytes a V element at ~2.5 TB/s,
+# and the kernel's time is estimated at 700 TFLOP/s.
+_PACK_GAIN = {64: 0.04, 128: 0.07, 256: 0.12}
+
+
+def _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal) -> bool:
+    flops = 4.0 * batch * heads_q * sq * sk * d * (0.5 if causal and sq == sk else 1.0)
+    kernel_s = flops / 700e12
+    pack_s = 4e-6 + 3.0 * batch * heads_kv * sk * d / 2.5e12
+    return _PACK_GAIN.get(d, 0.0) * kernel_s > pack_s
+
+
+def _packed_kernels(lib, h, p) -> bool:
+    """Whether the handle's arch has kernels that read a packed V^T for problem p (as it stands, v_packed set)."""
+    from ._capi import kiln_algo
+    algo = kiln_algo()
+    n = ctypes.c_int(0)
+    return lib.kiln_attn_query(h, ctypes.byref(p), ctypes.byref(algo), 1, ctypes.byref(n)) == 0 and n.value > 0
+
+
+def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None,
+              out_dtype=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+              return_lse=False, out=None, algo=None, fp8_p=False, pack_v=None):
+    """softmax(softmax_scale * q_descale * k_descale * Q K^T [causal]) V * v_descale per (batch, head), fp8 Q, K, V
+    -> bf16 (default) or f16. Returns out, or (out, lse) with return_lse (lse float32 (batch, heads, seq); varlen:
+    (heads, batch * max_seqlen_q) with sequence b's rows at cu_seqlens_q[b]). algo: an AlgoInfo (kiln.algo_by_name of
+    an attention kernel's name) or a kiln_algo forces that kernel; kiln_attn_run refuses one that does not take the
+    problem. fp8_p=True prefers the kernels that requantize P to fp8 for P V (FlashAttention-3's recipe: faster at
+    head dim 64, about 2.5e-2 relative error on diffuse attention) over those that keep P in f16 (about 2e-3).
+    v may be a PackedV (kiln.attention_pack_v). Else pack_v says whether to pack V first: None (default) packs where
+    the arch has packed-V kernels and the problem is large enough for the pass to pay (or where algo names such a
+    kernel), True wherever the arch has them, False never."""
+    from ._handle import algo_info, as_kiln_algo, handle
+    from ._fastpath import _bind_stream
+    from ._tensors import device_index, kiln_dtype
+    from ._types import FP8_DTYPES
+
+    torch = _torch()
+    packed = v if isinstance(v, PackedV) else None
+    for name, t in (("q", q), ("k", k), ("v", v if packed is None else packed.data)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{WHAT}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if pack_v not in (None, True, False):
+        raise TypeError(f"{WHAT}: pack_v must be None, True or False, got {pack_v!r}")
+    algo_in = algo
     algo = as_kiln_algo(algo)  # (a TypeError before anything is allocated)
     qkv = kiln_dtype(q, what="q")
-    if qkv not in FP8_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+    v_dtype = packed.dtype if packed is not None else v.dtype
+    if qkv not in FP8_DTYPES or k.dtype != q.dtype or v_dtype != q.dtype:
         raise TypeError(f"{WHAT}: q, k and v are fp8 of one type (quantize with kiln.quantize_qkv), got {q.dtype}, "
-                        f"{k.dtype}, {v.dtype}")
-    if q.device != k.device or q.device != v.device:
+                        f"{k.dtype}, {v_dtype}")
+    if q.device != k.device or q.device != (packed.device if packed is not None else v.device):
         raise ValueError(f"{WHAT}: q, k and v must be on one device")
     varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
     if varlen and (cu_seqlens_q is None or cu_seqlens_k is None):
         raise ValueError(f"{WHAT}: pass both cu_seqlens_q and cu_seqlens_k, or neither")
-    qs, ks, vs = (_strides4(t, n, varlen) for t, n in ((q, "q"), (k, "k"), (v, "v")))
+    if packed is not None:
+        if packed.varlen != varlen:
+            raise ValueError(f"{WHAT}: v was packed {'with' if packed.varlen else 'without'} cu_seqlens_k; pass it "
+                             f"{'with' if packed.varlen else 'without'} them here too")
+        if varlen:
+            if max_seqlen_k is None:
+                max_seqlen_k = packed.seqlen_k
+            elif int(max_seqlen_k) != packed.seqlen_k:
+                raise ValueError(f"{WHAT}: max_seqlen_k = {max_seqlen_k}, v was packed for {packed.seqlen_k}")
+    qs, ks = (_strides4(t, n, varlen) for t, n in ((q, "q"), (k, "k")))
+    vs = (0, 0, 0) if packed is not None else _strides4(v, "v", varlen)
     heads_q, d = q.shape[-2], q.shape[-1]
     heads_kv = k.shape[-2]
-    if k.shape[-1] != d or v.shape[-1] != d or v.shape[-2] != heads_kv:
+    v_heads, v_d = (packed.heads_kv, packed.head_dim) if packed is not None else (v.shape[-2], v.shape[-1])
+    if k.shape[-1] != d or v_d != d or v_heads != heads_kv:
         raise ValueError(f"{WHAT}: head dims / kv heads differ: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
-                         f"{tuple(v.shape)}")
+                         f"{packed if packed is not None else tuple(v.shape)}")
     if varlen:
         for name, c in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
             if not isinstance(c, torch.Tensor) or c.dtype != torch.int32 or c.dim() != 1 or c.device != q.device:
@@ -99,8 +213,12 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
         sq, sk = int(max_seqlen_q), int(max_seqlen_k)
     else:
         batch, sq, sk = q.shape[0], q.shape[1], k.shape[1]
-        if k.shape[0] != batch or v.shape[0] != batch or v.shape[1] != sk:
-            raise ValueError(f"{WHAT}: q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} disagree")
+        v_batch, v_sk = (packed.batch, packed.seqlen_k) if packed is not None else (v.shape[0], v.shape[1])
+        if k.shape[0] != batch or v_batch != batch or v_sk != sk:
+            raise ValueError(f"{WHAT}: q {tuple(q.shape)}, k {tuple(k.shape)} and v "
+                             f"{packed if packed is not None else tuple(v.shape)} disagree")
+    if packed is not None and packed.batch != batch:
+        raise ValueError(f"{WHAT}: v was packed for batch {packed.batch}, the problem has {batch}")
     o_type = {None: DType.BF16, torch.bfloat16: DType.BF16, torch.float16: DType.F16}.get(out_dtype)
     if o_type is None:
         raise TypeError(f"{WHAT}: out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
@@ -135,17 +253,32 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     (p.q_stride_b, p.q_stride_s, p.q_stride_h), (p.k_stride_b, p.k_stride_s, p.k_stride_h) = qs, ks
     (p.v_stride_b, p.v_stride_s, p.v_stride_h), (p.o_stride_b, p.o_stride_s, p.o_stride_h) = vs, os_
     if varlen:  # the packed rows: sm90's wgmma kernels map the tensors whole
-        p.total_q, p.total_k = q.shape[0], min(k.shape[0], v.shape[0])
+        p.total_q, p.total_k = q.shape[0], k.shape[0] if packed is not None else min(k.shape[0], v.shape[0])
+    index = device_index(q.device)
+    h = handle(index)
+    if packed is None and pack_v is not False and q.device.type == "cuda":
+        if algo is not None:
+            want = pack_v is True or "_VP1_" in (algo_in.name if hasattr(algo_in, "name") else algo_info(h, algo).name)
+        else:
+            want = pack_v is True or _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal)
+        if want:
+            p.v_packed = 1
+            if pack_v is True or algo is not None or _packed_kernels(lib, h, p):
+                # (where the arch has no such kernel, kiln_attn_pack_v's KilnError says why)
+                packed = attention_pack_v(v, cu_seqlens_k=cu_seqlens_k if varlen else None, max_seqlen_k=sk)
+            else:
+                p.v_packed = 0
+    if packed is not None:
+        p.v_packed = 1
     a = kiln_attn_args()
-    a.q, a.k, a.v, a.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    a.q, a.k, a.o = q.data_ptr(), k.data_ptr(), out.data_ptr()
+    a.v = packed.data.data_ptr() if packed is not None else v.data_ptr()
     a.lse = lse.data_ptr() if lse is not None else None
     if varlen:
         a.cu_seqlens_q, a.cu_seqlens_k = cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr()
     if mode != ScaleMode.NONE:
         a.q_descale, a.k_descale, a.v_descale = (x.data_ptr() for x, _ in descales)
     a.softmax_scale = scale
-    index = device_index(q.device)
-    h = handle(index)
     stream = _bind_stream()(index) if q.device.type == "cuda" else None
     algo_ptr = ctypes.byref(algo) if algo is not None else None
     check(lib.kiln_attn_run(h, ctypes.byref(p), algo_ptr, ctypes.byref(a), stream), "kiln_attn_run",

@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 5  # KILN_API_VERSION this binding was written against
+API_VERSION = 6  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -156,10 +156,10 @@ class kiln_attn_problem(CheckedStructure):
         ("v_stride_b", ctypes.c_int64), ("v_stride_s", ctypes.c_int64), ("v_stride_h", ctypes.c_int64),
         ("o_stride_b", ctypes.c_int64), ("o_stride_s", ctypes.c_int64), ("o_stride_h", ctypes.c_int64),
         ("total_q", ctypes.c_int64), ("total_k", ctypes.c_int64),
-        ("fp8_p", ctypes.c_int),
+        ("fp8_p", ctypes.c_int), ("v_packed", ctypes.c_int),
     ]
     _enums_ = {"qkv_type": DType, "o_type": DType, "descale": ScaleMode}
-    _flags_ = frozenset({"causal", "varlen", "has_lse", "fp8_p"})
+    _flags_ = frozenset({"causal", "varlen", "has_lse", "fp8_p", "v_packed"})
 
 
 class kiln_attn_args(CheckedStructure):
@@ -210,6 +210,9 @@ OPTIONAL_PROTOTYPES = {
     "kiln_attn_run": (_enum_t, [kiln_handle, _P(kiln_attn_problem), _P(kiln_algo), _P(kiln_attn_args),
                                 ctypes.c_void_p]),
     "kiln_explain_size": (_enum_t, [kiln_handle, _P(kiln_problem), _P(kiln_args), _P(ctypes.c_size_t)]),
+    "kiln_attn_pack_v_size": (_enum_t, [_P(kiln_attn_problem), _P(ctypes.c_size_t)]),
+    "kiln_attn_pack_v": (_enum_t, [kiln_handle, _P(kiln_attn_problem), ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
 }
 EXPLAIN_BYTES = 1 << 16  # kiln_explain's buffer where the library has no kiln_explain_size
 
