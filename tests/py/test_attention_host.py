@@ -100,16 +100,66 @@ def test_sm90_p_precision(lib, d):
         h = on_arch("sm90")
         st, names, text = query(lib, h, problem(lib, d=d), k=32)
         assert st == Status.SUCCESS, text
-        assert names[0].endswith("_PV16_WGMMA_SM90"), names
+        assert names[0].endswith("_PV16_VP0_WGMMA_SM90"), names
         st, fp8, text = query(lib, h, problem(lib, d=d, fp8_p=1), k=32)
         assert st == Status.SUCCESS, text
-        assert fp8[0].endswith("_PV8_WGMMA_SM90"), fp8
+        assert fp8[0].endswith("_PV8_VP0_WGMMA_SM90"), fp8
         assert sorted(fp8) == sorted(names)  # a preference: the same candidates
         pv16 = [i for i, n in enumerate(fp8) if "_PV16_" in n]
         assert pv16 and min(pv16) > max(i for i, n in enumerate(fp8) if "_PV16_" not in n), fp8
         buf = ctypes.create_string_buffer(1 << 15)
         assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, d=d, fp8_p=1)), buf, len(buf)) == 0
         assert "P in fp8 (fp8_p) preferred" in buf.value.decode() and "P in 16 bits" in buf.value.decode()
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("qkv,o", [(DType.E4M3, DType.BF16), (DType.E5M2, DType.F16)])
+def test_sm90_packed_v_takes_its_own_kernels(lib, d, qkv, o):
+    """v_packed = 1: the vpre kernels of the table and only them (both bm, so short problems still fill the device);
+    v_packed = 0: none of them. Explain says why each other kernel was left out."""
+    try:
+        h = on_arch("sm90")
+        st, packed, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=1), k=32)
+        assert st == Status.SUCCESS, text
+        assert len(packed) == 2 and all("_PV16_VP1_WGMMA_SM90" in n for n in packed), packed
+        assert {"BM128" in n for n in packed} == {True, False}, packed
+        st, plain, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d), k=32)
+        assert st == Status.SUCCESS and plain and not any("_VP1_" in n for n in plain), plain
+        buf = ctypes.create_string_buffer(1 << 15)
+        assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, qkv=qkv, o=o, d=d, v_packed=1)), buf, len(buf)) == 0
+        text = buf.value.decode()
+        assert "V packed by kiln_attn_pack_v (v_packed)" in text and "rejected: reads V as given" in text, text
+        # short sequences: the 64-row packed kernel first (more workgroups), as for V as given
+        st, short, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, b=1, hq=2, hk=2, sq=100, sk=100, v_packed=1))
+        assert st == Status.SUCCESS and "BM64" in short[0], short
+    finally:
+        kiln.close()
+
+
+@pytest.mark.parametrize("arch,qkv", [("sm89", DType.E4M3), ("gfx942", DType.E4M3FNUZ), ("gfx1201", DType.E4M3),
+                                      ("gfx1151", DType.E4M3)])
+def test_packed_v_elsewhere_is_not_supported(lib, arch, qkv):
+    try:
+        h = on_arch(arch)
+        st, names, text = query(lib, h, problem(lib, qkv=qkv, v_packed=1))
+        assert st == Status.NOT_SUPPORTED and "no attention kernels that read a packed V^T" in text, (st, text)
+    finally:
+        kiln.close()
+
+
+def test_pack_v_size_and_its_bad_calls(lib):
+    size = ctypes.c_size_t(0)
+    p = problem(lib, b=3, hk=2, sk=777, d=128)
+    assert lib.kiln_attn_pack_v_size(ctypes.byref(p), ctypes.byref(size)) == 0
+    assert size.value == 3 * 2 * 128 * 784 * 2
+    assert lib.kiln_attn_pack_v_size(ctypes.byref(problem(lib, sk=0)), ctypes.byref(size)) == 0 and size.value == 0
+    assert lib.kiln_attn_pack_v_size(None, ctypes.byref(size)) == Status.NULL_POINTER
+    try:  # no device: a pack is refused before anything is touched
+        h = on_arch("sm90")
+        st = lib.kiln_attn_pack_v(h, ctypes.byref(p), 16, None, 16, 3 * 2 * 128 * 784 * 2, None)
+        assert st == Status.NO_DEVICE, Status(st)
     finally:
         kiln.close()
 

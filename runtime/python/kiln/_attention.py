@@ -167,7 +167,7 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     for name, t in (("q", q), ("k", k), ("v", v if packed is None else packed.data)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{WHAT}: {name} must be a torch.Tensor, got {type(t).__name__}")
-    if pack_v not in (None, True, False):
+    if pack_v is not None and not isinstance(pack_v, bool):
         raise TypeError(f"{WHAT}: pack_v must be None, True or False, got {pack_v!r}")
     algo_in = algo
     algo = as_kiln_algo(algo)  # (a TypeError before anything is allocated)
