@@ -31,13 +31,21 @@ static kiln_status init(kiln_attn_problem *p, kiln_dtype qkv, kiln_dtype o, int6
     kiln_status st = kiln_check_sizes(SIZE_NAMES, sizes, 6);
     if (st != KILN_STATUS_SUCCESS)
         return st;
+    /* the packed batch strides are products of three values <= 2^31 - 1: up to 2^93, checked before they are formed */
+    const __int128 qb = (__int128)seqlen_q * heads_q * head_dim, kb = (__int128)seqlen_k * heads_kv * head_dim;
+    if (qb > INT64_MAX || kb > INT64_MAX)
+        return kiln_fail(KILN_STATUS_OVERFLOW,
+                         "seqlen_%c * heads_%s * head_dim = %" PRId64 " * %" PRId64 " * %" PRId64
+                         " does not fit the int64 batch stride",
+                         qb > INT64_MAX ? 'q' : 'k', qb > INT64_MAX ? "q" : "kv", qb > INT64_MAX ? seqlen_q : seqlen_k,
+                         qb > INT64_MAX ? heads_q : heads_kv, head_dim);
     memset(p, 0, sizeof *p);
     p->qkv_type = qkv;
     p->o_type = o;
     p->batch = batch, p->heads_q = heads_q, p->heads_kv = heads_kv;
     p->seqlen_q = seqlen_q, p->seqlen_k = seqlen_k, p->head_dim = head_dim;
     p->descale = KILN_SCALE_NONE;
-    /* packed (batch, seq, head, head_dim); products of values <= 2^31 - 1, three at most: they fit int64 */
+    /* packed (batch, seq, head, head_dim) */
     p->q_stride_h = p->o_stride_h = head_dim, p->k_stride_h = p->v_stride_h = head_dim;
     p->q_stride_s = p->o_stride_s = heads_q * head_dim;
     p->k_stride_s = p->v_stride_s = heads_kv * head_dim;

@@ -28,6 +28,9 @@ static void test_defaults(void)
            "batch = -1 is negative");
     EXPECT_HAS(NULL, kiln_attn_problem_init(NULL, E4M3, BF16, 1, 1, 1, 1, 1, 64), KILN_STATUS_NULL_POINTER,
                "p is NULL");
+    /* sizes that each fit int32 but whose packed strides do not fit int64 (found by fuzz_api) */
+    EXPECT_HAS(NULL, kiln_attn_problem_init(&q, E4M3, BF16, 1, 1, INT32_MAX, 1, INT32_MAX, INT32_MAX),
+               KILN_STATUS_OVERFLOW, "seqlen_k * heads_kv * head_dim = 2147483647 * 2147483647 * 2147483647");
 }
 
 static void test_bad_problems(kiln_handle h)

@@ -1,5 +1,5 @@
 /* libFuzzer harness over the public API (kiln_check_problem, kiln_query, kiln_explain, kiln_explain_size, kiln_run,
- * kiln_algo_name, kiln_prepack_b) on the fake tables and the counting fake device of tests/c. The input's bytes are
+ * kiln_algo_name, kiln_prepack_b, then the attention calls and the V^T packer: fuzz_attention) on the fake tables and the counting fake device of tests/c. The input's bytes are
  * decoded into a problem (starting from kiln_problem_init, then field overwrites with edge values), arguments, an
  * algo and a workspace. It aborts (a crash libFuzzer reports) when:
  *   - a call that failed launched, encoded or filled anything, or left kiln_last_error empty; a success left it set;
@@ -10,6 +10,7 @@
  *   - a zero fill for a problem that needs a kernel, or one outside D.
  * ASan and UBSan (tests/sanitize) report memory errors and signed overflow anywhere in the runtime.
  * Runs: see tests/fuzz/README.md. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,15 +279,16 @@ static void check_zero_run(const kiln_problem *p, const kiln_args *a)
 /* What the inputs reached, printed at exit when KILN_FUZZ_STATS is set (tests/fuzz/README.md). */
 static struct {
     long inputs, failed_runs, empty_runs, zero_fills, plain_runs, tma_runs, splitk_runs;
+    long attn_runs, attn_packed_runs, attn_packs;
 } stats;
 
 static void print_stats(void)
 {
     fprintf(stderr,
             "fuzz_api: %ld inputs: runs refused %ld, empty %ld, zero fills %ld, plain launches %ld, TMA launches %ld "
-            "(split-K %ld)\n",
+            "(split-K %ld); attention launches %ld (V packed %ld), V^T packs %ld\n",
             stats.inputs, stats.failed_runs, stats.empty_runs, stats.zero_fills, stats.plain_runs, stats.tma_runs,
-            stats.splitk_runs);
+            stats.splitk_runs, stats.attn_runs, stats.attn_packed_runs, stats.attn_packs);
 }
 
 static void expect_error_state(kiln_handle h, kiln_status st, int launches, int zeros, int encodes, const char *call)
@@ -323,6 +325,163 @@ static void fuzz_prepack(reader *r)
     REQUIRE((st == KILN_STATUS_SUCCESS) == (kiln_last_error(NULL)[0] == '\0'), "prepack text");
     free(src);
     free(dst);
+}
+
+/* An attention size: mostly small, sometimes an edge value. */
+static int64_t attn_size(reader *r)
+{
+    uint8_t s = u8(r);
+    return s % 4 == 0 ? value(r) : s % 4 == 1 ? (int64_t)u8(r) : ((int64_t)u8(r) << 8 | u8(r)) % 20000;
+}
+
+/* The attention API (check, query, explain, run) and the V^T packer (kiln_attn_pack_v_size, kiln_attn_pack_v) on one
+ * decoded problem: a failure runs nothing and names its call; check, query, explain and the size launch nothing; a
+ * run launches the one kernel it selected, of the problem's types, head dim and V layout, with the grid, block and
+ * shared memory of the table (and three tensor maps for the wgmma family, the V map f16 when V is packed); a pack
+ * launches the packer of a packed-V kernel over the whole V^T. */
+static void fuzz_attention(reader *r, const kiln_backend *backend)
+{
+    static const kiln_dtype QKV[8] = {KILN_DTYPE_E4M3, KILN_DTYPE_E4M3, KILN_DTYPE_E5M2, KILN_DTYPE_E4M3FNUZ,
+                                      KILN_DTYPE_BF16, KILN_DTYPE_F16, KILN_DTYPE_F32, (kiln_dtype)99};
+    static const kiln_dtype OUT[4] = {KILN_DTYPE_BF16, KILN_DTYPE_F16, KILN_DTYPE_F32, (kiln_dtype)77};
+    static const int64_t DIMS[4] = {64, 128, 256, 96};
+    static const int FLAG[8] = {0, 0, 0, 1, 1, 1, 2, -1};
+    static const float SCALES[5] = {0.0f, 0.125f, -1.0f, NAN, INFINITY};
+    uint8_t f = u8(r);
+    kiln_handle h = NULL;
+    REQUIRE(kiln_create_with_backend(&h, backend) == KILN_STATUS_SUCCESS && h, "attention handle");
+    if (f & 1)
+        kiln_set_arch(h, (f & 2) ? "gfx942" : "sm89");
+    kiln_dtype qkv = QKV[u8(r) % 8], o = OUT[u8(r) % 4];
+    int64_t b = attn_size(r), hq = attn_size(r), hk = attn_size(r), sq = attn_size(r), sk = attn_size(r);
+    uint8_t dp = u8(r);
+    int64_t d = dp >= 252 ? value(r) : DIMS[dp % 4];
+    kiln_attn_problem p;
+    if (kiln_attn_problem_init(&p, qkv, o, b, hq, hk, sq, sk, d) != KILN_STATUS_SUCCESS) {
+        kiln_attn_problem_init(&p, KILN_DTYPE_E4M3, KILN_DTYPE_BF16, 1, 1, 1, 1, 1, 64);
+        p.qkv_type = qkv, p.o_type = o, p.batch = b, p.heads_q = hq, p.heads_kv = hk, p.seqlen_q = sq;
+        p.seqlen_k = sk, p.head_dim = d;
+    }
+    int *flags[5] = {&p.causal, &p.varlen, &p.has_lse, &p.fp8_p, &p.v_packed};
+    for (int i = 0; i < 5; i++)
+        *flags[i] = FLAG[u8(r) % 8];
+    p.descale = (kiln_scale_mode)(u8(r) % 5);
+    int64_t *fields[14] = {&p.q_stride_b, &p.q_stride_s, &p.q_stride_h, &p.k_stride_b, &p.k_stride_s,
+                           &p.k_stride_h, &p.v_stride_b, &p.v_stride_s, &p.v_stride_h, &p.o_stride_b,
+                           &p.o_stride_s, &p.o_stride_h, &p.total_q, &p.total_k};
+    for (int i = 0, edits = u8(r) % 6; i < edits; i++) {
+        uint8_t field = u8(r);
+        *fields[field % 14] = value(r);
+    }
+    kiln_attn_args a;
+    memset(&a, 0, sizeof a);
+    a.q = pointer(r, 0x10000000), a.k = pointer(r, 0x20000000), a.v = pointer(r, 0x30000000);
+    a.o = (void *)(uintptr_t)pointer(r, 0x40000000);
+    a.lse = (float *)(uintptr_t)pointer(r, 0x50000000);
+    a.cu_seqlens_q = pointer(r, 0x60000000), a.cu_seqlens_k = pointer(r, 0x60001000);
+    a.q_descale = a.k_descale = a.v_descale = pointer(r, 0x70000000);
+    a.softmax_scale = SCALES[u8(r) % 5];
+    uint8_t algo_pick = u8(r);
+    char text[2048];
+
+    fake_reset();
+    kiln_status check = kiln_attn_check(h, &p);
+    expect_error_state(h, check, 0, 0, 0, "kiln_attn_check");
+    kiln_algo algos[4];
+    int returned = -1;
+    kiln_status query = kiln_attn_query(h, &p, algos, 4, &returned);
+    expect_error_state(h, query, 0, 0, 0, "kiln_attn_query");
+    if (check != KILN_STATUS_SUCCESS)
+        REQUIRE(query == check, "attention query %d, check %d", query, check);
+    REQUIRE(query == KILN_STATUS_SUCCESS ? returned >= 1 && returned <= 4 : returned == 0, "returned %d", returned);
+    for (int i = 0; i < returned; i++) {
+        REQUIRE(algos[i].solution_index < (uint32_t)kiln_num_attn_solutions, "candidate %d in the table", i);
+        const kiln_attn_solution *s = &kiln_attn_solutions[algos[i].solution_index];
+        REQUIRE(s->name_hash == algos[i].name_hash &&
+                    s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
+                    s->o_type == p.o_type,
+                "attention candidate %d (%s) takes the problem", i, s->name);
+    }
+    memset(text, 'x', sizeof text);
+    kiln_status explain = kiln_attn_explain(h, &p, text, 1 + (size_t)(algo_pick % 8) * 256);
+    expect_error_state(h, explain, 0, 0, 0, "kiln_attn_explain");
+    REQUIRE(explain == query, "attention explain %d, query %d", explain, query);
+    REQUIRE(memchr(text, '\0', sizeof text) != NULL, "explain text is terminated");
+    REQUIRE(fake.launches == 0 && fake.encodes == 0, "attention queries ran nothing");
+
+    kiln_algo chosen;
+    const kiln_algo *algo = NULL;
+    if (algo_pick % 4 == 1 && returned > 0) {
+        algo = &algos[(algo_pick / 4) % returned];
+    } else if (algo_pick % 4 == 2) {
+        memset(&chosen, 0, sizeof chosen);
+        chosen.solution_index = (uint32_t)((algo_pick / 4) % kiln_num_attn_solutions);
+        chosen.name_hash = kiln_attn_solutions[chosen.solution_index].name_hash;
+        algo = &chosen;
+    } else if (algo_pick % 4 == 3) {
+        memset(&chosen, 0, sizeof chosen);
+        chosen.name_hash = algo_pick * UINT64_C(0x9E3779B97F4A7C15);
+        algo = &chosen;
+    }
+    fake_reset();
+    fake.fail_encode = (f & 4) ? 1 + (f >> 6) % 3 : 0;
+    kiln_status run = kiln_attn_run(h, &p, algo, &a, NULL);
+    expect_error_state(h, run, 0, 0, fake.encodes, "kiln_attn_run");
+    if (check != KILN_STATUS_SUCCESS)
+        REQUIRE(run == check, "attention run %d, check %d", run, check);
+    if (run == KILN_STATUS_SUCCESS && (p.batch == 0 || p.heads_q == 0 || p.seqlen_q == 0)) {
+        REQUIRE(fake.launches == 0 && fake.encodes == 0, "an empty attention problem runs nothing");
+    } else if (run == KILN_STATUS_SUCCESS) {
+        const fake_launch *l = &fake.last[0];
+        const kiln_attn_solution *s = NULL;
+        for (int i = 0; i < kiln_num_attn_solutions; i++)
+            if (strcmp(kiln_attn_solutions[i].name, l->symbol) == 0)
+                s = &kiln_attn_solutions[i];
+        REQUIRE(fake.launches == 1 && s, "one attention kernel launched (%d)", fake.launches);
+        REQUIRE(s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
+                    s->o_type == p.o_type && (!algo || algo->name_hash == s->name_hash),
+                "%s takes the problem", s->name);
+        REQUIRE(l->grid[0] == (uint32_t)((p.seqlen_q + s->bm - 1) / s->bm) && l->grid[1] == (uint32_t)p.heads_q &&
+                    l->grid[2] == (uint32_t)p.batch && l->block == (uint32_t)s->threads &&
+                    l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,
+                "%s: grid %u %u %u", s->name, l->grid[0], l->grid[1], l->grid[2]);
+        if (s->family == KILN_FAMILY_WGMMA)
+            REQUIRE(fake.encodes == 3 && fake.encode[2].elem_bytes == (p.v_packed ? 2 : 1) &&
+                        fake.encode[0].base == a.q && fake.encode[2].base == a.v,
+                    "%s: three maps, V's f16 when packed", s->name);
+        else
+            REQUIRE(fake.encodes == 0 && !p.v_packed, "%s: no maps", s->name);
+        stats.attn_runs++;
+        stats.attn_packed_runs += p.v_packed;
+    }
+    fake_reset();
+
+    size_t need = 1;
+    kiln_status size = kiln_attn_pack_v_size(&p, &need);
+    expect_error_state(NULL, size, 0, 0, 0, "kiln_attn_pack_v_size");
+    REQUIRE(size == KILN_STATUS_SUCCESS || need == 0, "a failed size is 0");
+    uint8_t vt_pick = u8(r);
+    const void *vt = pointer(r, 0x80000000);
+    size_t vt_bytes = vt_pick & 0x80 ? need - (vt_pick & 1) : (size_t)vt_pick << 16;
+    fake_reset();
+    kiln_status pack = kiln_attn_pack_v(h, &p, a.v, a.cu_seqlens_k, (void *)(uintptr_t)vt, vt_bytes, NULL);
+    expect_error_state(h, pack, 0, 0, 0, "kiln_attn_pack_v");
+    if (pack == KILN_STATUS_SUCCESS && need == 0) {
+        REQUIRE(fake.launches == 0, "an empty V packs nothing");
+    } else if (pack == KILN_STATUS_SUCCESS) {
+        const fake_launch *l = &fake.last[0];
+        size_t len = strlen(l->symbol);
+        REQUIRE(fake.launches == 1 && fake.encodes == 0 && len > 5 && strcmp(l->symbol + len - 5, "_pack") == 0 &&
+                    l->arg_bytes == sizeof(kiln_attn_pack_params) && need <= vt_bytes,
+                "one packer launched: %s", l->symbol);
+        REQUIRE(l->grid[0] == (uint32_t)((p.seqlen_k + 63) / 64) && l->grid[1] == (uint32_t)p.heads_kv &&
+                    l->grid[2] == (uint32_t)p.batch && l->block == 256 && l->pack.vt == vt &&
+                    l->pack.vt_keys == (p.seqlen_k + 7) / 8 * 8 &&
+                    need == (size_t)p.batch * (size_t)p.heads_kv * (size_t)p.head_dim * (size_t)l->pack.vt_keys * 2,
+                "packer grid %u %u %u", l->grid[0], l->grid[1], l->grid[2]);
+        stats.attn_packs++;
+    }
+    kiln_destroy(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -445,5 +604,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kiln_destroy(h);
 
     fuzz_prepack(&r);
+    fuzz_attention(&r, backend);
     return 0;
 }
