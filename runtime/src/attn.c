@@ -510,6 +510,17 @@ static kiln_status load(kiln_handle h, int s, void **kernel)
     return st;
 }
 
+/* load, with the failure said in kiln_fail's words (which kernel, and why) */
+static kiln_status load_named(kiln_handle h, int s, void **kernel)
+{
+    kiln_status st = load(h, s, kernel);
+    if (st != KILN_STATUS_SUCCESS)
+        return kiln_fail(st, "loading %s: %s", h->tables.attn_solutions[s].name,
+                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
+                                                              : h->backend->last_error(h->dev));
+    return KILN_STATUS_SUCCESS;
+}
+
 /* The wgmma family's maps (kiln_attn_abi.h, kiln_attn_tma_params): {head_dim, heads, seqlen, batch} over the fp8
  * bytes (varlen: {head_dim, heads, total rows, 1}), boxes of the kernel's BM (Q) or BN (K, V) rows and
  * min(head_dim, 128) bytes. An empty key range keeps an extent of 1 (the kernel reads no key then). */
@@ -594,11 +605,9 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
         return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s needs %d bytes of shared memory, the device has %" PRId64,
                          sol->name, sol->lds_bytes, h->limits.max_lds_bytes);
     void *kernel = NULL;
-    st = load(h, s, &kernel);
+    st = load_named(h, s, &kernel);
     if (st != KILN_STATUS_SUCCESS)
-        return kiln_fail(st, "loading %s: %s", sol->name,
-                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
-                                                              : h->backend->last_error(h->dev));
+        return st;
     kiln_attn_tma_params P; /* the wgmma family's argument: maps, then the params */
     memset(&P, 0, sizeof P);
     fill(p, a, &P.p);
@@ -693,11 +702,9 @@ static kiln_status pack_v(kiln_handle h, const kiln_attn_problem *p, const void 
         return st;
     const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
     void *kernel = NULL;
-    st = load(h, s, &kernel);
+    st = load_named(h, s, &kernel);
     if (st != KILN_STATUS_SUCCESS)
-        return kiln_fail(st, "loading %s: %s", sol->name,
-                         st == KILN_STATUS_NO_CODE_FOR_DEVICE ? "the library embeds no code object for it"
-                                                              : h->backend->last_error(h->dev));
+        return st;
     kiln_attn_pack_params a;
     memset(&a, 0, sizeof a);
     a.v = v, a.vt = vt, a.cu_seqlens_k = q.varlen ? cu_seqlens_k : NULL;
