@@ -223,6 +223,21 @@ using W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16 = WVpre<WPv16<WCfg<128, 128, 2, kiln
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16)
 using W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_pv16_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16)
+// VPRE variants beyond the shipped ones: with the producer freed, a deeper ring, the FMA-pipe exponentials, the
+// alternating consumers, and at head dim 256 128-key tiles (224 accumulator registers at sched 0; 230 KB of shared
+// memory with two stages, no raw V tiles)
+using W_attn_wg_d256_n128_pv16_vpre_e4m3_bf16 = WVpre<WPv16<WCfg<256, 128, 2, kiln_e4m3, kiln_bf16, 0, 128, 0, 0>>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n128_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n128_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16 = WVpre<WPv16<WCfg<128, 128, 3, kiln_e4m3, kiln_bf16, 1, 128, 0, 0>>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16 = WVpre<W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16)
+using W_attn_wg_d64_s2_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s2_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s2_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_st3_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_pv16_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -909,7 +924,10 @@ static std::vector<Case> cases() {
           "attn_wg_d256_n64_s1_pv16_vpre_e4m3_bf16", "attn_wg_d256_n64_s2_pv16_vpre_e4m3_bf16",
           "attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16",
           "attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16", "attn_wg_d128_s1_pv16_vpre_e4m3_bf16",
-          "attn_wg_d128_s2_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_vpre_e4m3_bf16"})
+          "attn_wg_d128_s2_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_d256_n128_pv16_vpre_e4m3_bf16", "attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16", "attn_wg_d64_s2_pv16_vpre_e4m3_bf16",
+          "attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1035,7 +1053,13 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s2_pv16_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16)})
+                            WKERNEL(attn_wg_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n128_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n128_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s2_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
