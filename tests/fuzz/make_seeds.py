@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed inputs of fuzz_api (corpus/), one per case, in the byte layout LLVMFuzzerTestOneInput decodes:
 flags, a/b/d types, layout, m, n, k (value encoding: selector byte then payload), field overwrites, 7 pointer
-selectors, algo and workspace picks, requested, explain length / 64, then a kiln_prepack_b call."""
+selectors, algo and workspace picks, requested, explain length / 64, then a kiln_prepack_b call; the attn_* seeds
+go on with an attention problem (fuzz_attention: flags, types, sizes, head dim, the five flags, descale mode,
+overwrites, 8 pointer selectors, softmax scale, algo pick, then the V^T pack's size pick and pointer)."""
 import os, struct
 D = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus')
 def v16(x): return bytes([1, (x >> 8) & 255, x & 255])
@@ -30,3 +32,18 @@ seed('no_device', 2, (E4M3, E4M3, BF16), 0, v16(4096), v16(4096), v16(4096))
 seed('fp8_nn', 0, (E4M3, E4M3, BF16), 1, v8(64), v8(64), v8(64))
 seed('sm89', 4 | 64, (E4M3, E4M3, BF16), 0, v16(512), v16(512), v16(512))
 seed('misaligned', 0, (F16, E4M3, F16), 0, v8(64), v8(64), v8(100), [(0, v8(101))], ptrs=b'\2\0\0\0\0\0\0')
+
+def a16(x): return bytes([2, (x >> 8) & 255, x & 255])  # an attention size (mod 20000)
+def attn_seed(name, sizes, d, flags5, o=0, edits=(), descale=1, algo=0, vt=0x80):
+    pre = b'\x05\x25\x29\x00\x00'
+    gemm = bytes([0, E4M3, E4M3, BF16, 0]) + v8(1) + v8(1) + v8(1) + bytes([0]) + b'\0' * 7 + bytes([0, 0, 5, 40]) + pre
+    b = bytes([0, 0, o]) + b''.join(a16(x) for x in sizes) + bytes([d]) + bytes(3 if f else 0 for f in flags5)
+    b += bytes([descale, len(edits)])
+    for f, val in edits: b += bytes([f]) + val
+    b += b'\0' * 8 + bytes([1, algo, vt, 0])
+    open(os.path.join(D, name), 'wb').write(gemm + b)
+# (batch, heads_q, heads_kv, seqlen_q, seqlen_k); d: 0 = 64, 1 = 128, 2 = 256; flags: causal, varlen, lse, fp8_p, v_packed
+attn_seed('attn_packed_f16', (3, 8, 2, 1000, 777), 1, (0, 0, 0, 0, 1), o=1)
+attn_seed('attn_causal_lse', (2, 16, 4, 4096, 4096), 1, (1, 0, 1, 0, 0))
+attn_seed('attn_varlen_packed', (3, 4, 2, 200, 300), 1, (1, 1, 0, 0, 1), o=1,
+          edits=[(12, v16(1500)), (13, v16(1700))])

@@ -216,3 +216,26 @@ def test_bench_attn_dry_run_and_self_check():
         assert r.returncode == 0, f"{flag}: {r.stdout}\n{r.stderr}"
     out = subprocess.run([sys.executable, str(bench), "--dry-run"], capture_output=True, text=True, timeout=120).stdout
     assert "4x32x4096x128 causal" in out and "class small_512" in out
+
+
+def test_automatic_packing_pays_where_measured():
+    """kiln.attention packs V itself (pack_v=None) where the estimated saving exceeds the pass. The H200 numbers behind
+    the estimate (bench/NOTES.md, 7005849): packing paid at 4x32x4096x128, 1x16x16384x128 and 2x8x8192x256
+    (non-causal: 717-969 TFLOP/s against 691-878 without) and 2x16x8192x64; the latency-bound 1x8x512x64 and a short
+    2x4x2048x128 would only pay the pass; causal 4x32x4096x128 is break-even (a 0.063 ms pass for ~0.07 ms saved)."""
+    from kiln._attention import _pack_pays
+    pays = [(4, 32, 32, 4096, 4096, 128, False), (1, 16, 16, 16384, 16384, 128, False),
+            (1, 16, 16, 16384, 16384, 128, True), (2, 8, 8, 8192, 8192, 256, False), (2, 8, 8, 8192, 8192, 256, True),
+            (2, 16, 16, 8192, 8192, 64, False)]
+    not_pays = [(1, 8, 8, 512, 512, 64, False), (2, 4, 4, 2048, 2048, 128, False), (1, 2, 2, 300, 300, 128, True),
+                (4, 32, 32, 4096, 4096, 96, False)]  # (no gain is known for head dim 96: never)
+    assert all(_pack_pays(*c) for c in pays), [c for c in pays if not _pack_pays(*c)]
+    assert not any(_pack_pays(*c) for c in not_pays), [c for c in not_pays if _pack_pays(*c)]
+    # GQA: one packed V serves heads_q / heads_kv query heads, so the pass is relatively cheaper
+    assert _pack_pays(1, 32, 4, 4096, 4096, 128, False) and not _pack_pays(1, 4, 4, 4096, 4096, 128, False)
+
+
+def test_packed_v_describes_itself():
+    pv = kiln.PackedV(data=None, dtype="float8_e4m3fn", batch=2, heads_kv=4, seqlen_k=333, head_dim=128, varlen=False)
+    assert repr(pv) == "PackedV(batch=2, heads_kv=4, seqlen_k=333, head_dim=128, from float8_e4m3fn)"
+    assert kiln._attention._vt_keys(333) == 336 and kiln._attention._vt_keys(0) == 8
