@@ -6,11 +6,15 @@ Shapes (B x H x S x D; the issue's list): 4x32x4096x128 and 1x16x16384x128 (caus
 2x8x8192x256 and the latency-bound 1x8x512x64. Inputs: bf16 randn; kiln gets them quantized to e4m3 with per-tensor
 descales (kiln.quantize_qkv), SDPA the bf16 originals. Before timing, each side's output on the last 256 query rows
 of one head (against every key) is checked against float64 exact attention (kiln: from the same fp8 values; SDPA:
-from the bf16 values); the relative L2 and the largest error of both are recorded beside each other.
+from the bf16 values); the relative L2 and the largest error of both are recorded beside each other, and again on
+inputs with outliers (0.1 % of the elements times 50). A second kiln timing reads a V packed once beforehand
+(kiln.attention_pack_v: a KV cache); the first is kiln.attention as called, which packs V itself where that pays.
 FLOPs: 4 * B * H * S * S * D (half of it causal). Timing: bench_gemm.py's time_fn (CUDA events, median).
 
 Summary (JSON "summary"): hd128_noncausal_vs_cudnn, hd128_causal_vs_cudnn, hd256_vs_cudnn, hd64_vs_cudnn,
-small_512_vs_cudnn (kiln TFLOP/s / cuDNN TFLOP/s, geomean over the shapes of each class), and *_vs_flash alike.
+small_512_vs_cudnn (kiln TFLOP/s / cuDNN TFLOP/s, geomean over the shapes of each class), and *_vs_flash alike;
+*_packed_once_vs_cudnn with V packed beforehand; max_kiln_rel_l2 (and _outliers), max_sdpa_bf16_rel_l2 (and
+_outliers): the largest relative L2 over the rows.
 
     python3 bench/bench_attn.py                      # -> bench/results/attn_<device>_<commit>.{json,md,png}
     python3 bench/bench_attn.py --dry-run            # the shapes, no torch needed
@@ -117,6 +121,29 @@ def run_shape(sh: Shape, args) -> dict:
         row["kiln_kernel"] = None
     except Exception as exc:  # noqa: BLE001 - one broken shape must not hide the others
         row["error"] = f"kiln: {type(exc).__name__}: {str(exc)[:300]}"
+    # the same with outliers (0.1 % of Q's, K's and V's elements times 50, as tests/gpu/test_attention.py makes
+    # them): the per-tensor descales then leave most values in the lower binades of fp8
+    try:
+        xo = [t.clone() for t in x]
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(7)
+        for t in xo:
+            flat = t.view(-1)
+            idx = torch.randint(0, flat.numel(), (max(1, flat.numel() // 1000),), device="cuda", generator=gen)
+            flat[idx] *= 50
+        qo, ko, vo, (oq, ok, ov) = kiln.quantize_qkv(*xo)
+        got = kiln.attention(qo, ko, vo, q_descale=oq, k_descale=ok, v_descale=ov, causal=sh.causal)
+        ref_o, _ = kiln.attention_reference(qo[:1, -r:, :1], ko[:1, :, :1], vo[:1, :, :1], q_descale=oq, k_descale=ok,
+                                            v_descale=ov, causal=sh.causal)
+        row["kiln_rel_l2_outliers"] = rel_l2(got[:1, -r:, :1], ref_o)
+        row["kiln_max_abs_err_outliers"] = max_abs(got[:1, -r:, :1], ref_o)
+        one = [t[:1, :, :1].transpose(1, 2).contiguous() for t in xo]
+        got_b = sdpa(*one, sh.causal, "flash").transpose(1, 2)[:, -r:]
+        ref_bo, _ = kiln.attention_reference(xo[0][:1, -r:, :1], xo[1][:1, :, :1], xo[2][:1, :, :1], causal=sh.causal)
+        row["sdpa_bf16_rel_l2_outliers"] = rel_l2(got_b, ref_bo)
+        del xo, qo, ko, vo, got, one
+    except Exception as exc:  # noqa: BLE001 - informative columns; the timed rows stand without them
+        row["outliers_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     # V packed once by the caller (a KV cache read by many calls): the packed-V kernels without the pass over V,
     # which the row above pays where kiln.attention packs V itself
     try:
@@ -127,7 +154,6 @@ def run_shape(sh: Shape, args) -> dict:
 
         t = time_fn(ours_packed, [None], args.warmup, args.iters, args.budget_s)
         row["kiln_packed_tflops"] = tflops(sh.flops, t["median_ms"])
-        del packed
     except kiln.KilnError:  # an arch without packed-V kernels: the column stays empty
         pass
     for backend in ("cudnn", "flash"):
@@ -162,6 +188,9 @@ def summarize(rows) -> dict:
             out[f"{cls}_vs_{base}"] = geomean(vals)
         packed = [r["packed_ratio_vs_cudnn"] for r in rows if r["case"] == cls and "packed_ratio_vs_cudnn" in r]
         out[f"{cls}_packed_once_vs_cudnn"] = geomean(packed) if packed else None
+    for key in ("kiln_rel_l2", "kiln_rel_l2_outliers", "sdpa_bf16_rel_l2", "sdpa_bf16_rel_l2_outliers"):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        out[f"max_{key}"] = max(vals) if vals else None
     out["failed"] = [r["label"] + ": " + r["error"] for r in rows if "error" in r]
     return out
 
@@ -174,7 +203,14 @@ def summary_lines(s: dict) -> list:
     lines = [f"{cls}: vs cuDNN {_num(s[f'{cls}_vs_cudnn'])} (goal >= {GOALS[cls]}), vs flash "
              f"{_num(s[f'{cls}_vs_flash'])}; V packed once by the caller: vs cuDNN "
              f"{_num(s.get(f'{cls}_packed_once_vs_cudnn'))}" for cls in CLASSES]
+    lines.append(f"relative L2, the largest over the rows: kiln {_sci(s.get('max_kiln_rel_l2'))} (normal inputs; gate "
+                 f"2.5e-2), {_sci(s.get('max_kiln_rel_l2_outliers'))} (outliers); bf16 SDPA "
+                 f"{_sci(s.get('max_sdpa_bf16_rel_l2'))} / {_sci(s.get('max_sdpa_bf16_rel_l2_outliers'))}")
     return lines + [f"FAILED {f}" for f in s["failed"]]
+
+
+def _sci(v) -> str:
+    return "n/a" if v is None else f"{v:.1e}"
 
 
 COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
@@ -182,7 +218,10 @@ COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
            "{:.0f}"), ("flash bf16", "flash_tflops", "{:.0f}"), ("kiln / cuDNN", "ratio_vs_cudnn", "{:.2f}"),
            ("kiln / flash", "ratio_vs_flash", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
            ("kiln max err", "kiln_max_abs_err", "{:.1e}"), ("bf16 SDPA rel L2", "sdpa_bf16_rel_l2", "{:.1e}"),
-           ("bf16 SDPA max err", "sdpa_bf16_max_abs_err", "{:.1e}"))
+           ("bf16 SDPA max err", "sdpa_bf16_max_abs_err", "{:.1e}"),
+           ("kiln rel L2, outliers", "kiln_rel_l2_outliers", "{:.1e}"),
+           ("kiln max err, outliers", "kiln_max_abs_err_outliers", "{:.1e}"),
+           ("bf16 SDPA rel L2, outliers", "sdpa_bf16_rel_l2_outliers", "{:.1e}"))
 
 
 def markdown(meta, rows, summary) -> str:
@@ -218,7 +257,9 @@ def self_check() -> int:
         rows.append(row)
     rows[-1] = {"case": "small_512", "label": SHAPES[-1].label, "error": "kiln: fake"}
     rows[0]["kiln_packed_tflops"], rows[0]["packed_ratio_vs_cudnn"] = 750.0, 1.5
+    rows[0]["kiln_rel_l2"], rows[1]["kiln_rel_l2"], rows[1]["kiln_rel_l2_outliers"] = 1.7e-3, 1.8e-3, 4e-3
     s = summarize(rows)
+    assert s["max_kiln_rel_l2"] == 1.8e-3 and s["max_kiln_rel_l2_outliers"] == 4e-3 and s["max_sdpa_bf16_rel_l2"] is None
     assert s["hd128_noncausal_packed_once_vs_cudnn"] == 1.5 and s["small_512_packed_once_vs_cudnn"] is None
     assert math.isclose(s["hd128_noncausal_vs_cudnn"], math.sqrt(600.0 / 500 * 602.0 / 500))
     assert s["small_512_vs_cudnn"] is None and len(s["failed"]) == 1
