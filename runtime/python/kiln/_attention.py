@@ -114,7 +114,6 @@ def attention_pack_v(v, *, cu_seqlens_k=None, max_seqlen_k=None):
     p.v_stride_b, p.v_stride_s, p.v_stride_h = vs
     if varlen:
         p.total_q, p.total_k = 1, v.shape[0]
-        p.q_stride_b = p.o_stride_b = 0
     index = device_index(v.device)
     h = handle(index)
     stream = _bind_stream()(index) if v.device.type == "cuda" else None
@@ -262,14 +261,11 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
         else:
             want = pack_v is True or _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal)
         if want:
-            p.v_packed = 1
+            p.v_packed = 1  # (as _packed_kernels asks the table)
             if pack_v is True or algo is not None or _packed_kernels(lib, h, p):
                 # (where the arch has no such kernel, kiln_attn_pack_v's KilnError says why)
                 packed = attention_pack_v(v, cu_seqlens_k=cu_seqlens_k if varlen else None, max_seqlen_k=sk)
-            else:
-                p.v_packed = 0
-    if packed is not None:
-        p.v_packed = 1
+    p.v_packed = int(packed is not None)
     a = kiln_attn_args()
     a.q, a.k, a.o = q.data_ptr(), k.data_ptr(), out.data_ptr()
     a.v = packed.data.data_ptr() if packed is not None else v.data_ptr()
