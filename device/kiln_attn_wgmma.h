@@ -1,6 +1,6 @@
 // The wgmma family's FP8 attention forward (sm_90a): FlashAttention-3's FP8 recipe on warpgroup MMA.
 //
-//   CTA: BM = 64 * CW query rows of one (sequence, query head), 1 + CW warpgroups (CW = 1 or 2 consumers):
+//   CTA: BM = 64 * CW query rows of one (sequence, query head), 1 + CW warpgroups (CW = 1, 2 or 3 consumers):
 //     warpgroup 0 (producer, few registers): thread 0 issues the TMA loads (Q once; K and V tiles of BN keys), and
 //       the 4 warps transpose each V tile in shared memory (V is [key][d] in memory; fp8 wgmma reads B K-major only,
 //       so P V needs V^T = [d][key]) while the consumers compute.
@@ -216,17 +216,19 @@ template <class C> struct AttnWgmma {
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
-    // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers), not the register file:
-    // asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer fits 40 (at 32 it spills),
-    // which leaves the consumers 232.
-    static constexpr int PRODUCER_REGS = CW == 2 ? 40 : 56, CONSUMER_REGS = CW == 2 ? 232 : 240;
+    // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
+    // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer fits 40 (at
+    // 32 it spills), which leaves the consumers 232; with three, 152 (160 where V^T comes prepacked and the producer
+    // is one thread issuing TMA, which fits 24).
+    static constexpr int PRODUCER_REGS = CW == 3 ? (VPRE ? 24 : 40) : CW == 2 ? 40 : 56;
+    static constexpr int CONSUMER_REGS = CW == 3 ? (VPRE ? 160 : 152) : CW == 2 ? 232 : 240;
     static_assert(128 * PRODUCER_REGS + 128 * CW * CONSUMER_REGS <= 128 * (1 + CW) * (65536 / (128 * (1 + CW)) / 8 * 8),
                   "setmaxnreg asks for more registers than the CTA was launched with");
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
     static_assert(BN == 64 || BN == 128, "BN 64 or 128 (V^T rows are one swizzle width)");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
     static_assert(SCHED >= 0 && SCHED <= 3, "schedule 0, 1, 2 or 3");
-    static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 query rows");
+    static_assert(BM == 64 || BM == 128 || BM == 192, "one, two or three consumer warpgroups of 64 query rows");
     static_assert(SCHED < 2 || CW == 2, "schedules 2 and 3 alternate two consumers");
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
     static_assert(PV16 || DV == RB, "a pass's V columns are one panel");

@@ -159,15 +159,17 @@ def _mfma_constants(s: "AttnSolution") -> tuple:  # and wmma's: the same Config 
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("OCC", s.occ))
 
 
-WGMMA_BMS = (64, 128)  # kiln_attn_wgmma.h: a producer warpgroup and one or two consumer warpgroups of 64 query rows
+WGMMA_BMS = (64, 128, 192)  # kiln_attn_wgmma.h: a producer warpgroup and one to three consumer warpgroups of 64 rows
 WGMMA_SCHEDS = (0, 1, 2, 3)  # kiln_attn_wgmma.h SCHED: 1 and 2 hold a second set of P, 2 and 3 alternate two consumers
 # Accumulators a consumer thread may hold: O ((DV + 8 psum) / 2, twice with promotion; DV = min(D, 128): head dim
 # 256 makes two passes of 128 output columns, and its pass state and 8-step S take 8 more) + S (BN / 2) + P's fp8
 # registers (BN / 8, twice with sched 1 or 2). ptxas gives the consumers the registers setmaxnreg raises them to: 232
 # with bm 128 (the producer keeps 40 of the CTA's 168 x 384) and 240 with bm 64 (one consumer); 224 (232) held leave
 # room for the addressing and the softmax state (D 256, BN 128, psum, promote at sched 0 holds 224 and compiles without
-# spills; D 128, BN 128 at sched 1 holds 232 and spills ~750 bytes).
-WGMMA_REGS = {128: 224, 64: 232}
+# spills; D 128, BN 128 at sched 1 holds 232 and spills ~750 bytes). With bm 192 (512 threads, 128 registers a thread
+# at launch) the consumers get 160 (152 beside the transposing producer): 128 held fit without spills (D 64, BN 128,
+# sched 0; D 128, BN 64, sched 1 with vpre), 160 at sched 1 spills 448 bytes (harness, nvcc 13).
+WGMMA_REGS = {128: 224, 64: 232, 192: 128}
 
 
 def _wgmma_dv(s: "AttnSolution") -> int:
@@ -219,7 +221,7 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
 def _wgmma_rules(s: "AttnSolution") -> list:
     out = []
     if s.bm not in WGMMA_BMS:
-        out.append(("bm", f"{s.bm} must be 64 or 128 (one or two consumer warpgroups of 64 query rows)"))
+        out.append(("bm", f"{s.bm} must be 64, 128 or 192 (one, two or three consumer warpgroups of 64 query rows)"))
     elif s.sched in (2, 3) and s.bm != 128:
         out.append(("sched", f"{s.sched} alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):

@@ -209,7 +209,7 @@ def _wgmma(**kw):
 
 def test_wgmma_rules():
     assert _wgmma() == [] and _wgmma(sched=3, head_dim=256) == []
-    assert _wgmma(bn=96) == ["bn"] and _wgmma(bm=192) == ["bm"] and _wgmma(stages=5) == ["stages"]
+    assert _wgmma(bn=96) == ["bn"] and _wgmma(bm=256) == ["bm"] and _wgmma(stages=5) == ["stages"]
     assert _wgmma(sched=2, bm=64) == ["sched"]                  # two consumers take turns
     assert _wgmma(sched=1) == ["bn"]                            # 232 accumulator registers at head dim 128
     assert _wgmma(promote=0) == ["promote"] and _wgmma(promote=5) == ["promote"]
@@ -223,6 +223,10 @@ def test_wgmma_rules():
     assert _wgmma(**f16, head_dim=64, bn=128, sched=1) == []
     assert _wgmma(pv=16, psum=0) == ["promote"] and _wgmma(pv=16, promote=0) == ["psum"]
     assert _wgmma(**f16, head_dim=256, bn=128) == ["bn"]
+    # three consumers (bm 192): 160 registers a consumer, 128 of them accumulators at most
+    assert _wgmma(**f16, head_dim=64, bm=192, vpre=1) == [] and _wgmma(**f16, head_dim=128, bm=192, bn=64, sched=1) == []
+    assert _wgmma(**f16, head_dim=64, bm=192, sched=1) == ["bn"] and _wgmma(**f16, bm=192) == ["bn"]
+    assert _wgmma(**f16, head_dim=64, bm=192, sched=3) == ["sched"]  # turns alternate exactly two consumers
     sol = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E5M2, DType.F16, 256, 64, 64, stages=2, pv=16)
     assert attn.decode(sol.name) == sol
 

@@ -238,6 +238,28 @@ using W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_st3_pv16
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16)
 using W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16 = WVpre<W_attn_wg_d64_s1_pv16_fe1_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16)
+// Three consumer warpgroups (BM 192, 512 threads, 160 registers a consumer with V^T prepacked, 152 with the
+// transposing producer): one more warp a scheduler to hide the softmax's dependency chains
+#define KILN_W192(NAME, D, BN, ST, SCHED, VP)                                                                           \
+    using W_##NAME = WPv16<WCfg<D, BN, ST, kiln_e4m3, kiln_bf16, SCHED, 192, 0, 0>>;                                 \
+    using W_##NAME##_v = typename std::conditional<VP, WVpre<W_##NAME>, W_##NAME>::type;                            \
+    KILN_ATTN_WGMMA_KERNEL(NAME, W_##NAME##_v)
+KILN_W192(attn_wg_m192_d64_n128_pv16_vpre_e4m3_bf16, 64, 128, 2, 0, true)
+KILN_W192(attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16, 64, 128, 3, 0, true)
+KILN_W192(attn_wg_m192_d64_n128_s1_pv16_vpre_e4m3_bf16, 64, 128, 2, 1, true)
+KILN_W192(attn_wg_m192_d64_n64_s1_pv16_vpre_e4m3_bf16, 64, 64, 4, 1, true)
+KILN_W192(attn_wg_m192_d64_n64_pv16_vpre_e4m3_bf16, 64, 64, 4, 0, true)
+KILN_W192(attn_wg_m192_d128_n64_s1_pv16_vpre_e4m3_bf16, 128, 64, 4, 1, true)
+KILN_W192(attn_wg_m192_d128_n64_pv16_vpre_e4m3_bf16, 128, 64, 4, 0, true)
+KILN_W192(attn_wg_m192_d128_n128_pv16_vpre_e4m3_bf16, 128, 128, 2, 0, true)
+KILN_W192(attn_wg_m192_d64_n128_pv16_e4m3_bf16, 64, 128, 2, 0, false)
+KILN_W192(attn_wg_m192_d64_n64_s1_pv16_e4m3_bf16, 64, 64, 3, 1, false)
+KILN_W192(attn_wg_m192_d128_n64_s1_pv16_e4m3_bf16, 128, 64, 3, 1, false)
+KILN_W192(attn_wg_m192_d64_n128_st4_pv16_vpre_e4m3_bf16, 64, 128, 4, 0, true)
+using W_attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16 = WFe<W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v, 1>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16 = WFe<W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v, 2>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -927,7 +949,19 @@ static std::vector<Case> cases() {
           "attn_wg_d128_s2_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_vpre_e4m3_bf16",
           "attn_wg_d256_n128_pv16_vpre_e4m3_bf16", "attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16", "attn_wg_d64_s2_pv16_vpre_e4m3_bf16",
-          "attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16"})
+          "attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16", "attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n64_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n64_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d128_n64_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d128_n64_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d128_n128_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_pv16_e4m3_bf16",
+          "attn_wg_m192_d64_n64_s1_pv16_e4m3_bf16",
+          "attn_wg_m192_d128_n64_s1_pv16_e4m3_bf16", "attn_wg_m192_d64_n128_st4_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16", "attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1059,7 +1093,21 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d128_s1_pv16_fe1_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s2_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s2_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s1_st3_pv16_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16)})
+                            WKERNEL(attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_d64_s1_pv16_fe1_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_s1_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n64_s1_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n64_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n64_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d128_n64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d128_n64_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d128_n128_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d128_n128_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n128_pv16_e4m3_bf16, W_attn_wg_m192_d64_n128_pv16_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n64_s1_pv16_e4m3_bf16, W_attn_wg_m192_d64_n64_s1_pv16_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d128_n64_s1_pv16_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_pv16_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n128_st4_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st4_pv16_vpre_e4m3_bf16_v),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pv16_fe1_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pv16_fe2_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
