@@ -86,7 +86,8 @@ template <int N> struct WgRS16;
 
 // C::SCHED (optional, default 0): 0 runs each tile's S, softmax and P V in turn; 1 overlaps the softmax of tile j
 // with P V of tile j - 1 (one more set of P registers); 2 is 1 with the two consumers taking turns at the tensor cores;
-// 3 is 0 with the two consumers taking turns at the softmax (so that the MUFU serves one at a time).
+// 3 is 0 with the consumers (two or three) taking turns at the softmax in a ring, so that the MUFU serves one at a
+// time and each softmax runs while the others' GEMMs do.
 KILN_ATTN_OPTION(AttnSched, SCHED, 0)
 // 2^x on the FMA pipe, for a share of the softmax's exponentials (MUFU.EX2 runs 16 a clock per SM and the consumers
 // wait on it): a degree-3 fit of 2^f on [-1/2, 1/2] (relative error 7.5e-5) times 2^round(x) through the exponent
@@ -181,12 +182,21 @@ KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 // 205: starts that are not whole 16 bytes) stopped the kernel with an illegal instruction at this load (H200, 0d7bf5f).
 KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 
+// C::SPEC (optional; default 1 with f16 P V, LAZY and three consumers, else 0): the softmax makes P with the row max as it stands while
+// it computes the tile's max beside it, instead of after it: with LAZY the max moves on few tiles, and where it does
+// not P is the same bits (the row sums are added in another order). A warp whose rows all keep their max (and have
+// one) takes that P; the others make it again the usual way. The tile's max and its two shuffles leave the
+// exponentials' critical path. H200 harness (tuning/results/probe_attn_spec_h200_times.txt): +2.5 % with three
+// consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256), so only bm 192 has it by default.
+KILN_ATTN_OPTION(AttnSpec, SPEC, (AttnPv<C>::value == 16 && AttnLazy<C>::value > 0 && C::BM == 192) ? 1 : 0)
+
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
     static constexpr int SCHED = AttnSched<C>::value, PSUM = AttnPsum<C>::value, PROMOTE = AttnPromote<C>::value;
     static constexpr int FEXP = AttnFexp<C>::value, PV = AttnPv<C>::value;
     static constexpr bool PV16 = PV == 16;
     static constexpr int LAZY = AttnLazy<C>::value;
+    static constexpr bool SPEC = AttnSpec<C>::value != 0;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -229,7 +239,8 @@ template <class C> struct AttnWgmma {
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory");
     static_assert(SCHED >= 0 && SCHED <= 3, "schedule 0, 1, 2 or 3");
     static_assert(BM == 64 || BM == 128 || BM == 192, "one, two or three consumer warpgroups of 64 query rows");
-    static_assert(SCHED < 2 || CW == 2, "schedules 2 and 3 alternate two consumers");
+    static_assert(SCHED != 2 || CW == 2, "schedule 2 alternates two consumers");
+    static_assert(SCHED != 3 || CW >= 2, "schedule 3 passes the softmax turn between two or three consumers");
     static_assert(PSUM == 0 || PSUM == 1, "row sums in FP32 or on the tensor cores");
     static_assert(PV16 || DV == RB, "a pass's V columns are one panel");
     static_assert(PV == 8 || PV == 16, "P V in fp8 or f16");
@@ -237,6 +248,7 @@ template <class C> struct AttnWgmma {
     static_assert(!VPRE || PV16, "a prepacked V^T is f16: P V in f16");
     static_assert(LAZY >= 0 && LAZY <= (PV16 ? 7 : 0), "P = 2^(8 + LAZY) at most: 2^15 in f16; e4m3 has no room");
     static_assert(!PV16 || (PSUM == 0 && PROMOTE == 0), "f16 P V: row sums in FP32, sums need no promotion");
+    static_assert(!SPEC || (PV16 && LAZY > 0), "P made before the max is known: f16 P V with a lazy max");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
                   "tiles on 1024-byte boundaries");
     static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
@@ -543,20 +555,41 @@ template <class C> struct AttnWgmma {
         auto score = [&](int i) {
             return MASK && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
         };
+        if constexpr (SPEC) {
+            // P with the running max as it stands (the shift below when the max does not move) and the tile's max
+            // beside it; made again with the moved max where a row of the warp moves it (or has none yet).
+            float shift[2] = {r.m[0] * r.sl2 - 8.f, r.m[1] * r.sl2 - 8.f};
+            float rs[2][2], tm[2][2], mx[2];
+            softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
+            bool keep = true;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                mx[hh] = fmaxf(r.m[hh], fmaxf(tm[hh][0], tm[hh][1]));
+                mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 1));
+                mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 2));
+                keep = keep && r.m[hh] != -INFINITY && !((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY);
+            }
+            corr[0] = corr[1] = 1.f;
+            if (!__all_sync(0xffffffffu, keep)) {
+#pragma unroll
+                for (int hh = 0; hh < 2; ++hh) {
+                    if ((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY) {  // as below (-inf -> finite included)
+                        corr[hh] = fast_exp2((r.m[hh] - mx[hh]) * r.sl2);
+                        r.l[hh] *= corr[hh];
+                        r.m[hh] = mx[hh];
+                    }
+                    shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
+                }
+                softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
+            }
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) r.l[hh] += rs[hh][0] + rs[hh][1];
+            return;
+        }
         float shift[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            float v[NB];  // the row max as a tree: log2(NB) dependent steps instead of NB
-#pragma unroll
-            for (int jb = 0; jb < NB; ++jb) v[jb] = fmaxf(score(4 * jb + 2 * hh), score(4 * jb + 2 * hh + 1));
-#pragma unroll
-            for (int w = NB / 2; w > 0; w >>= 1)
-#pragma unroll
-                for (int i = 0; i < NB / 2; ++i)
-                    if (i < w) v[i] = fmaxf(v[i], v[i + w]);
-            float mx = fmaxf(r.m[hh], v[0]);
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float mx = row_max(score, r.m[hh], hh);
             corr[hh] = 1.f;
             // The max moved (-inf -> finite included: O and l are still 0 then). LAZY: only when it rose by more than
             // 2^LAZY (-inf - -inf is NaN: no move), so that P = 2^8 exp2(..) stays at or below 2^(8 + LAZY).
@@ -571,7 +604,9 @@ template <class C> struct AttnWgmma {
             shift[hh] = mref == -INFINITY ? 0.f : mref * r.sl2 - 8.f;
         }
         if constexpr (PV16) {
-            softmax_f16<MASK>(pa, r, shift, score);
+            float rs[2][PV_STEPS];
+            softmax_f16<MASK>(pa, rs, r, shift, score);
+            add_row_sums(rs, r);
         } else {
             float rs[2][PSTEPS];
             // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
@@ -610,12 +645,25 @@ template <class C> struct AttnWgmma {
             r.l[hh] += rs[hh][0];
         }
     }
+    // Row g + 8 hh's max over the tile and m (the running max): a tree over the thread's scores, then the quad.
+    template <class Score> KILN_DEVICE static float row_max(const Score &score, float m, int hh) {
+        float v[NB];  // the row max as a tree: log2(NB) dependent steps instead of NB
+#pragma unroll
+        for (int jb = 0; jb < NB; ++jb) v[jb] = fmaxf(score(4 * jb + 2 * hh), score(4 * jb + 2 * hh + 1));
+#pragma unroll
+        for (int w = NB / 2; w > 0; w >>= 1)
+#pragma unroll
+            for (int i = 0; i < NB / 2; ++i)
+                if (i < w) v[i] = fmaxf(v[i], v[i + w]);
+        float mx = fmaxf(m, v[0]);
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        return fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    }
     // f16 P (PV16): A register a of k16 step kk holds elements 8 kk + 2 a, + 1 (row g + 8 (a & 1), keys 2q, 2q + 1
-    // of 16 kk + 8 (a >> 1) ..); the row sums add the unrounded P in FP32.
+    // of 16 kk + 8 (a >> 1) ..); rs gets the k steps' row sums of the unrounded P in FP32 (for add_row_sums).
     template <bool MASK, class Score>
-    KILN_DEVICE static void softmax_f16(uint32_t (&pa)[PV_STEPS][4], Rows &r, const float (&shift)[2],
-                                        const Score &score) {
-        float rs[2][PV_STEPS];
+    KILN_DEVICE static void softmax_f16(uint32_t (&pa)[PV_STEPS][4], float (&rs)[2][PV_STEPS], const Rows &r,
+                                        const float (&shift)[2], const Score &score) {
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; ++kk) {
             rs[0][kk] = rs[1][kk] = 0.f;
@@ -631,7 +679,30 @@ template <class C> struct AttnWgmma {
                 rs[a & 1][kk] += c[0] + c[1];
             }
         }
-        add_row_sums(rs, r);
+    }
+    // SPEC: softmax_f16 with the shift of the running max, and with it the tile's row maxima in running FMNMX chains
+    // (tm[h][two chains]; hidden under the exponentials, few registers) and the row sums in two chains a row.
+    template <bool MASK, class Score>
+    KILN_DEVICE static void softmax_f16_max(uint32_t (&pa)[PV_STEPS][4], float (&rs)[2][2], float (&tm)[2][2],
+                                            const Rows &r, const float (&shift)[2], const Score &score) {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) rs[hh][0] = rs[hh][1] = 0.f, tm[hh][0] = tm[hh][1] = -INFINITY;
+#pragma unroll
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
+#pragma unroll
+            for (int a = 0; a < 4; ++a) {
+                float c[2], sc[2];
+#pragma unroll
+                for (int x = 0; x < 2; ++x) {
+                    sc[x] = score(8 * kk + 2 * a + x);
+                    const float e = fmaf(sc[x], r.sl2, -shift[a & 1]);
+                    c[x] = !MASK && ((2 * a + x) & 3) < FEXP ? exp2_fma(e) : fast_exp2(e);
+                }
+                pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
+                tm[a & 1][kk & 1] = fmaxf(tm[a & 1][kk & 1], fmaxf(sc[0], sc[1]));
+                rs[a & 1][kk & 1] += c[0] + c[1];
+            }
+        }
     }
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
                                     int n0, bool mask, int q4) {
@@ -715,12 +786,13 @@ template <class C> struct AttnWgmma {
             for (int i = 0; i < NO / 2; ++i) o[i] = 0.f;
             if (SCHED == 0 || SCHED == 3) {
                 // Tile by tile: S(j), wait (P V of j - 1 finishes with it), softmax, P V(j) left running. Schedule 3:
-                // the consumers' softmaxes take turns (named barrier 2 + cw: its own 128 threads and the other's 128
-                // arrivals), consumer 0 first; each takes n_tiles turns and consumer 0 absorbs consumer 1's last
-                // hand-over. Where the two would otherwise share the MUFU, each softmax runs at its full rate
-                // while the other consumer's S and P V run (head dim 256: +1-3 %; at 128 the turns cost 8 %).
+                // the consumers' softmaxes take turns in a ring (named barrier 2 + cw: its own 128 threads and the
+                // previous consumer's 128 arrivals), consumer 0 first; each takes n_tiles turns and consumer 0 absorbs
+                // the last consumer's last hand-over. Where they would otherwise share the MUFU, each softmax runs at
+                // its full rate while the other consumers' S and P V run (head dim 256: +1-3 %; at 128 with two
+                // consumers the turns cost 8 %).
                 constexpr bool TURNS = SCHED == 3;
-                if (TURNS && cw == 1) sm90::named_arrive(2, 256);
+                if (TURNS && cw == CW - 1) sm90::named_arrive(2, 256);
                 for (int j = 0; j < n_tiles; ++j) {
                     const uint32_t ph = phase(j);
                     sm90::mbar_wait(bars.kfull(slot(j)), ph);
@@ -736,13 +808,13 @@ template <class C> struct AttnWgmma {
                     }
                     if (TURNS) sm90::named_barrier(2 + cw, 256);
                     softmax(s, pa, r, corr, j * BN, masked(j), q4);
-                    if (TURNS) sm90::named_arrive(3 - cw, 256);
+                    if (TURNS) sm90::named_arrive(2 + (cw + 1) % CW, 256);
                     if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
                     sm90::mbar_wait(bars.vtfull(slot(j)), ph);
                     sm90::wgmma_fence();
                     issue_pv(acc, pa, vt_base(j), j);
                 }
-                if (TURNS && cw == 0) sm90::named_barrier(2, 256);  // consumer 1's last hand-over
+                if (TURNS && cw == 0) sm90::named_barrier(2, 256);  // the last consumer's last hand-over
             } else if (n_tiles > 0) {
                 // Softmax of tile j overlaps P V of tile j - 1 (FlashAttention-3's intra-warpgroup pipelining): S(j)
                 // and P V(j - 1) are issued back to back, the softmax starts when S(j) is done, and O is rescaled once
