@@ -182,13 +182,14 @@ KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 // 205: starts that are not whole 16 bytes) stopped the kernel with an illegal instruction at this load (H200, 0d7bf5f).
 KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 
-// C::SPEC (optional; default 1 with f16 P V, LAZY and three consumers, else 0): the softmax makes P with the row max as it stands while
+// C::SPEC (optional, default 0; needs f16 P V and LAZY): the softmax makes P with the row max as it stands while
 // it computes the tile's max beside it, instead of after it: with LAZY the max moves on few tiles, and where it does
 // not P is the same bits (the row sums are added in another order). A warp whose rows all keep their max (and have
 // one) takes that P; the others make it again the usual way. The tile's max and its two shuffles leave the
 // exponentials' critical path. H200 harness (tuning/results/probe_attn_spec_h200_times.txt): +2.5 % with three
-// consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256), so only bm 192 has it by default.
-KILN_ATTN_OPTION(AttnSpec, SPEC, (AttnPv<C>::value == 16 && AttnLazy<C>::value > 0 && C::BM == 192) ? 1 : 0)
+// consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256). A probe option for now: the library's
+// bm 192 kernels take it once a GPU suite run has checked them with it.
+KILN_ATTN_OPTION(AttnSpec, SPEC, 0)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -808,7 +809,7 @@ template <class C> struct AttnWgmma {
                     }
                     if (TURNS) sm90::named_barrier(2 + cw, 256);
                     softmax(s, pa, r, corr, j * BN, masked(j), q4);
-                    if (TURNS) sm90::named_arrive(2 + (cw + 1) % CW, 256);
+                    if (TURNS) sm90::named_arrive(CW == 2 ? 3 - cw : 2 + (cw + 1) % CW, 256);  // the next in the ring
                     if (j > 0) settle(o, ot, corr, j - 1);  // (O is 0 before the first tile: nothing to scale)
                     sm90::mbar_wait(bars.vtfull(slot(j)), ph);
                     sm90::wgmma_fence();
