@@ -565,20 +565,14 @@ template <class C> struct AttnWgmma {
             bool keep = true;
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
-                mx[hh] = fmaxf(r.m[hh], fmaxf(tm[hh][0], tm[hh][1]));
-                mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 1));
-                mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 2));
+                mx[hh] = quad_max(fmaxf(r.m[hh], fmaxf(tm[hh][0], tm[hh][1])));
                 keep = keep && r.m[hh] != -INFINITY && !((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY);
             }
             corr[0] = corr[1] = 1.f;
             if (!__all_sync(0xffffffffu, keep)) {
 #pragma unroll
                 for (int hh = 0; hh < 2; ++hh) {
-                    if ((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY) {  // as below (-inf -> finite included)
-                        corr[hh] = fast_exp2((r.m[hh] - mx[hh]) * r.sl2);
-                        r.l[hh] *= corr[hh];
-                        r.m[hh] = mx[hh];
-                    }
+                    corr[hh] = move_max(r, hh, mx[hh]);
                     shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
                 }
                 softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
@@ -591,14 +585,7 @@ template <class C> struct AttnWgmma {
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             const float mx = row_max(score, r.m[hh], hh);
-            corr[hh] = 1.f;
-            // The max moved (-inf -> finite included: O and l are still 0 then). LAZY: only when it rose by more than
-            // 2^LAZY (-inf - -inf is NaN: no move), so that P = 2^8 exp2(..) stays at or below 2^(8 + LAZY).
-            if (LAZY > 0 ? (mx - r.m[hh]) * r.sl2 > (float)LAZY : mx != r.m[hh]) {
-                corr[hh] = fast_exp2((r.m[hh] - mx) * r.sl2);
-                r.l[hh] *= corr[hh];
-                r.m[hh] = mx;
-            }
+            corr[hh] = move_max(r, hh, mx);
             // The exponent's shift from the row max as it now stands (a row that sees no key yet: p = 2^-inf = 0).
             // Without LAZY that is mx, read before the branch: the shift stays off the branch's critical path.
             const float mref = LAZY > 0 ? r.m[hh] : mx;
@@ -646,6 +633,23 @@ template <class C> struct AttnWgmma {
             r.l[hh] += rs[hh][0];
         }
     }
+    // Row g + 8 hh's running max moves to mx where it rose (-inf -> finite included: O and l are still 0 then; LAZY:
+    // only by more than 2^LAZY, and -inf - -inf is NaN: no move, so that P = 2^8 exp2(..) stays at or below
+    // 2^(8 + LAZY)); the row sum is scaled with it. Returns the factor O must be multiplied by (1: no move).
+    KILN_DEVICE static float move_max(Rows &r, int hh, float mx) {
+        float corr = 1.f;
+        if (LAZY > 0 ? (mx - r.m[hh]) * r.sl2 > (float)LAZY : mx != r.m[hh]) {
+            corr = fast_exp2((r.m[hh] - mx) * r.sl2);
+            r.l[hh] *= corr;
+            r.m[hh] = mx;
+        }
+        return corr;
+    }
+    // The max of v over the 4 lanes of a quad (the threads that share a row).
+    KILN_DEVICE static float quad_max(float v) {
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+        return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+    }
     // Row g + 8 hh's max over the tile and m (the running max): a tree over the thread's scores, then the quad.
     template <class Score> KILN_DEVICE static float row_max(const Score &score, float m, int hh) {
         float v[NB];  // the row max as a tree: log2(NB) dependent steps instead of NB
@@ -656,9 +660,7 @@ template <class C> struct AttnWgmma {
 #pragma unroll
             for (int i = 0; i < NB / 2; ++i)
                 if (i < w) v[i] = fmaxf(v[i], v[i + w]);
-        float mx = fmaxf(m, v[0]);
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        return fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        return quad_max(fmaxf(m, v[0]));
     }
     // f16 P (PV16): A register a of k16 step kk holds elements 8 kk + 2 a, + 1 (row g + 8 (a & 1), keys 2q, 2q + 1
     // of 16 kk + 8 (a >> 1) ..); rs gets the k steps' row sums of the unrounded P in FP32 (for add_row_sums).
