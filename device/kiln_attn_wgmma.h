@@ -182,14 +182,14 @@ KILN_ATTN_OPTION(AttnVraw, VRAW, 2)
 // 205: starts that are not whole 16 bytes) stopped the kernel with an illegal instruction at this load (H200, 0d7bf5f).
 KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 
-// C::SPEC (optional, default 0; needs f16 P V and LAZY): the softmax makes P with the row max as it stands while
-// it computes the tile's max beside it, instead of after it: with LAZY the max moves on few tiles, and where it does
-// not P is the same bits (the row sums are added in another order). A warp whose rows all keep their max (and have
-// one) takes that P; the others make it again the usual way. The tile's max and its two shuffles leave the
-// exponentials' critical path. H200 harness (tuning/results/probe_attn_spec_h200_times.txt): +2.5 % with three
-// consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256). A probe option for now: the library's
-// bm 192 kernels take it once a GPU suite run has checked them with it.
-KILN_ATTN_OPTION(AttnSpec, SPEC, 0)
+// C::SPEC (optional; default -1: on with three consumers, bm 192; needs f16 P V and LAZY): the softmax makes P with
+// the row max as it stands while it computes the tile's max beside it, instead of after it: with LAZY the max moves on
+// few tiles, and where it does not P is the same bits (the row sums are added in another order). A warp whose rows
+// all keep their max (and have one) takes that P; the others make it again the usual way. The tile's max and its two
+// shuffles leave the exponentials' critical path. H200 harness (tuning/results/probe_attn_spec_h200_times.txt): +2.5 %
+// with three consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256), so 1 forces it and 0 turns
+// it off, and the default takes it where it gained.
+KILN_ATTN_OPTION(AttnSpec, SPEC, -1)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -197,7 +197,7 @@ template <class C> struct AttnWgmma {
     static constexpr int FEXP = AttnFexp<C>::value, PV = AttnPv<C>::value;
     static constexpr bool PV16 = PV == 16;
     static constexpr int LAZY = AttnLazy<C>::value;
-    static constexpr bool SPEC = AttnSpec<C>::value != 0;
+    static constexpr bool SPEC = AttnSpec<C>::value > 0 || (AttnSpec<C>::value < 0 && CW == 3 && PV16 && LAZY > 0);
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -556,31 +556,41 @@ template <class C> struct AttnWgmma {
         auto score = [&](int i) {
             return MASK && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
         };
-        if constexpr (SPEC) {
-            // P with the running max as it stands (the shift below when the max does not move) and the tile's max
-            // beside it; made again with the moved max where a row of the warp moves it (or has none yet).
-            float shift[2] = {r.m[0] * r.sl2 - 8.f, r.m[1] * r.sl2 - 8.f};
-            float rs[2][2], tm[2][2], mx[2];
-            softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
-            bool keep = true;
+        if constexpr (SPEC)
+            softmax_spec<MASK>(pa, r, corr, score);
+        else
+            softmax_after_max<MASK>(pa, r, corr, score);
+    }
+    // SPEC: P with the running max as it stands, the tile's max beside it (softmax above).
+    template <bool MASK, class Score>
+    KILN_DEVICE static void softmax_spec(uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2], const Score &score) {
+        // P with the running max as it stands (the shift below when the max does not move) and the tile's max
+        // beside it; made again with the moved max where a row of the warp moves it (or has none yet).
+        float shift[2] = {r.m[0] * r.sl2 - 8.f, r.m[1] * r.sl2 - 8.f};
+        float rs[2][2], tm[2][2], mx[2];
+        softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
+        bool keep = true;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            mx[hh] = quad_max(fmaxf(r.m[hh], fmaxf(tm[hh][0], tm[hh][1])));
+            keep = keep && r.m[hh] != -INFINITY && !((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY);
+        }
+        corr[0] = corr[1] = 1.f;
+        if (!__all_sync(0xffffffffu, keep)) {
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
-                mx[hh] = quad_max(fmaxf(r.m[hh], fmaxf(tm[hh][0], tm[hh][1])));
-                keep = keep && r.m[hh] != -INFINITY && !((mx[hh] - r.m[hh]) * r.sl2 > (float)LAZY);
+                corr[hh] = move_max(r, hh, mx[hh]);
+                shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
             }
-            corr[0] = corr[1] = 1.f;
-            if (!__all_sync(0xffffffffu, keep)) {
-#pragma unroll
-                for (int hh = 0; hh < 2; ++hh) {
-                    corr[hh] = move_max(r, hh, mx[hh]);
-                    shift[hh] = r.m[hh] == -INFINITY ? 0.f : r.m[hh] * r.sl2 - 8.f;
-                }
-                softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
-            }
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) r.l[hh] += rs[hh][0] + rs[hh][1];
-            return;
+            softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
         }
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) r.l[hh] += rs[hh][0] + rs[hh][1];
+    }
+    // The tile's row max first, then P with it (the max moved where the tile passed it).
+    template <bool MASK, class Score>
+    KILN_DEVICE static void softmax_after_max(uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
+                                              const Score &score) {
         float shift[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {

@@ -271,12 +271,13 @@ KILN_W192(attn_wg_m192_d128_n128_s3_pv16_vpre_e4m3_bf16, 128, 128, 2, 3, true)
 // two consumers taking turns at head dim 64 and 128 with a packed V (schedule 3)
 using W_attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16 = WVpre<WPv16<WCfg<64, 128, 3, kiln_e4m3, kiln_bf16, 3, 128, 0, 0>>>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16)
-// the softmax with its speculative P (SPEC, off by default), for comparison: the "spec" names turn it on
-template <class B> struct WSpec : B {
-    static constexpr int SPEC = 1;
+// the softmax with its speculative P (SPEC: on by default with three consumers, off with two), for comparison: the
+// "spec" names turn it on with two consumers, the "nospec" one off with three
+template <class B, int ON = 1> struct WSpec : B {
+    static constexpr int SPEC = ON;
 };
-using W_attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16 = WSpec<W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16 = WSpec<W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v, 0>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16)
 using W_attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16 = WSpec<W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16)
 using W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16 = WSpec<W_attn_wg_d256_n64_s1_st3_pv16_vpre_e4m3_bf16>;
@@ -991,7 +992,7 @@ static std::vector<Case> cases() {
           "attn_wg_m192_d128_n64_st4_s3_pv16_vpre_e4m3_bf16",
           "attn_wg_m192_d128_n128_s3_pv16_vpre_e4m3_bf16",
           "attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16",
-          "attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16",
           "attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16"})
@@ -1147,7 +1148,7 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m192_d128_n64_st4_s3_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_st4_s3_pv16_vpre_e4m3_bf16_v),
                             WKERNEL(attn_wg_m192_d128_n128_s3_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d128_n128_s3_pv16_vpre_e4m3_bf16_v),
                             WKERNEL(attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16, W_attn_wg_d64_s3_st3_pv16_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_spec_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16)})
