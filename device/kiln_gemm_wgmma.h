@@ -111,9 +111,8 @@ template <class C> struct WgmmaGemm {
     // each tile's sum over all of K in wgmma's accumulator (fast accumulation). Block-scaled kernels promote every
     // K-tile with their scales (mainloop_block) whatever PR is (the generator gives them 0).
     static constexpr bool PROMOTED = C::PR > 0 && !C::BLOCK_SCALES;
-    static_assert(C::SPLIT == (((PROMOTED && C::PR == 1 && !PINGPONG) || C::BLOCK_SCALES) && REP * ACC > 64),
-                  "column-half sums exactly where pr 1 or block scales hold more than 64 accumulators (generator: "
-                  "wgmma.split)");
+    static_assert(C::SPLIT == (PROMOTED && C::PR == 1 && !PINGPONG && REP * ACC > 64),
+                  "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
     static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
 
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
@@ -530,26 +529,23 @@ template <class C> struct WgmmaGemm {
     }
 
     // acc += part * scale_a(row) * scale_b(column), over the accumulator layout (element e: row 8 * ((e >> 1) & 1),
-    // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block). part holds the N accumulators from OFF on: all
-    // of them (OFF 0, N ACC), or with SPLIT one column half's. Per-column B scales (sb_block_n 1) are read from the
-    // stage here (the stage is given back after).
-    template <int OFF = 0, int N = ACC>
-    KILN_DEVICE static void promote(float (&acc)[REP][ACC], const float (&part)[REP][N], const BlockScales &s,
+    // column 8 * (e >> 2) + 2q + (e & 1) of the thread's 64-row block). Per-column B scales (sb_block_n 1) are read
+    // from the stage here (the stage is given back after).
+    KILN_DEVICE static void promote(float (&acc)[REP][ACC], const float (&part)[REP][ACC], const BlockScales &s,
                                     uint32_t ss, bool per_column, int cn, int lane) {
-        static_assert(OFF % 4 == 0 && OFF + N <= ACC, "whole 8-column groups within the accumulators");
         const int q = lane & 3;
         if (per_column) {
 #pragma unroll
-            for (int c = 0; c < N / 4; ++c)
+            for (int c = 0; c < ACC / 4; ++c)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    const float sb = sm90::lds_f32(ss + 4 * (SA_FLOATS + cn * CPC + 8 * (OFF / 4 + c) + 2 * q + j));
+                    const float sb = sm90::lds_f32(ss + 4 * (SA_FLOATS + cn * CPC + 8 * c + 2 * q + j));
 #pragma unroll
                     for (int r = 0; r < REP; ++r)
 #pragma unroll
                         for (int i = 0; i < 2; ++i) {
                             const int e = 4 * c + 2 * i + j;
-                            acc[r][OFF + e] = fmaf(part[r][e], s.a[r][i] * sb, acc[r][OFF + e]);
+                            acc[r][e] = fmaf(part[r][e], s.a[r][i] * sb, acc[r][e]);
                         }
                 }
             return;
@@ -564,8 +560,8 @@ template <class C> struct WgmmaGemm {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
 #pragma unroll
-            for (int e = 0; e < N; ++e)
-                acc[r][OFF + e] = fmaf(part[r][e], f[r][(e >> 1) & 1][(8 * ((OFF + e) >> 2)) / 128], acc[r][OFF + e]);
+            for (int e = 0; e < ACC; ++e)
+                acc[r][e] = fmaf(part[r][e], f[r][(e >> 1) & 1][(8 * (e >> 2)) / 128], acc[r][e]);
     }
 
     // The epilogue, in chunks of 32 columns of the consumer's sub-tile (128 bytes of f32 per row):
@@ -1042,56 +1038,15 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // SPLIT (more than 64 accumulators a thread: 64x256 or 128x128 per consumer): each K-tile's column halves are
-    // summed one after the other into one half-width sum (acc and that sum: 1.5 x ACC registers, as mainloop_split's
-    // one-sum loop) and each is promoted with its own scales as soon as it is done, the other consumer's wgmma keeping
-    // the tensor cores busy meanwhile. Each half lies inside one 128-column block of B's scales (the tile's columns
-    // start on a block). The scales are read after each half's wgmma, so that none are held across a wgmma (ptxas
-    // still spills 32 bytes of the 64x256 consumer: a probe, not in a logic yet); the stage goes back once half 1 is
-    // done (per-column B scales: after its promotion, which reads them from the stage).
-    template <bool PER_COLUMN>
-    KILN_DEVICE static void block_split_tiles(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
-                                              uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
-                                              int cm, int cn, int slot, int warp, int lane) {
-        constexpr int HALF = ACC / 2;
-        static_assert(CPC / 2 <= 128 && 128 % (CPC / 2) == 0, "a column half inside one block of B's scales");
-        float part[REP][HALF];
-        BlockScales sc;
-        for (int i = 0; i < T.iters; ++i) {
-            sm90::mbar_wait(&full[stage], phase);
-            const uint32_t sa = stage_a(smem, stage, cm), sb = stage_b(smem, stage, cn);
-            const uint32_t ss = smem_addr(stage_scales(smem, stage));
-            half_batch<0>(part, sa, sb);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-            read_block_scales(ss, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, sc);
-            promote<0, HALF>(acc, part, sc, ss, PER_COLUMN, cn, lane);
-            half_batch<1>(part, sa, sb);
-#pragma unroll
-            for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-            read_block_scales(ss, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, sc);  // again
-            if (!PER_COLUMN) release_read(&empty[stage], lane);
-            promote<HALF, HALF>(acc, part, sc, ss, PER_COLUMN, cn, lane);
-            if (PER_COLUMN) release_read(&empty[stage], lane);
-            advance(stage, phase);
-        }
-    }
-
     KILN_DEVICE static void mainloop_block(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
                                            int cm, int cn, int warp, int lane) {
         const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
         zero(acc);
-        if constexpr (C::SPLIT) {
-            if (P.p.sb_block_n == 1)
-                block_split_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
-            else
-                block_split_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
-        } else if (P.p.sb_block_n == 1) {
+        if (P.p.sb_block_n == 1)
             block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
-        } else {
+        else
             block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
-        }
     }
 
     KILN_DEVICE static void zero(float (&acc)[REP][ACC]) {

@@ -74,9 +74,8 @@ def pipelined(sol) -> bool:
 def split(sol) -> bool:
     """pr 1 with more than 64 accumulators a thread: the sums are the two column halves of one K-tile
     (mainloop_split), both in flight up to 96 accumulators (2 x acc registers instead of 3 x acc), one after the
-    other above (1.5 x acc). Block-scaled kernels with more than 64 (a 64x256 consumer) sum and promote the halves
-    one after the other the same way (block_split_tiles), each half inside one 128-column block of B's scales."""
-    return (pipelined(sol) or block_scales(sol)) and _acc(sol) > 64
+    other above (1.5 x acc)."""
+    return pipelined(sol) and _acc(sol) > 64
 
 
 def overlap(sol) -> bool:
@@ -320,11 +319,11 @@ def _tile(sol):
             return (f"each consumer thread would hold {acc} f32 accumulators and a K-tile's sums (pr 1); at most "
                     f"{MAX_ACC_SPLIT} fit its registers (64x256 or 128x128 per consumer)")
         return None
-    if block_scales(sol):  # acc and two K-tile sums (block_tiles): 3 x 64 at most; above, one column-half sum
-        acc = _acc(sol)     # at a time (block_split_tiles): 1.5 x 128
-        if acc > MAX_ACC_SPLIT:
-            return (f"each consumer thread would hold {acc} f32 accumulators and a column half's sum (block "
-                    f"scales); at most {MAX_ACC_SPLIT} fit its registers (64x256 or 128x128 per consumer)")
+    if block_scales(sol):  # acc and two K-tile sums (kiln_gemm_wgmma.h, block_tiles): 3 x 64 at most
+        acc = _acc(sol)
+        if acc > MAX_ACC // 2:
+            return (f"each consumer thread would hold {acc} f32 accumulators and two K-tile sums (block scales); "
+                    f"at most {MAX_ACC // 2} each fit its registers (64x128 per consumer)")
         return None
     sums = 2 if promoted(sol) else 1  # + the K-tile's own sum
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
