@@ -141,7 +141,8 @@ KILN_ATTN_OPTION(AttnFexp, FEXP, 0)
 // C::PV (optional, default 8): the type of P and V^T in P V. 8: P requantized to e4m3 and V^T fp8 (FlashAttention-3's
 // recipe; wgmma's fp8 sums need the promotion above). 16: P rounded to f16 and V widened to f16 by the producer as it
 // transposes it (wgmma m64nNk16, half the fp8 rate, sums with FP32's bits, so no promotion and no second pass: O of
-// head dim 256 is 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PSUM 0 and PROMOTE 0.
+// head dim 256 is 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PROMOTE 0; PSUM 1 (D 64 or
+// 128) gives each f16 V^T panel 8 rows of ones, so P V runs at N = D + 8 and its last columns sum the rounded P.
 KILN_ATTN_OPTION(AttnPv, PV, 8)
 // fp8 x 4 -> two f16 pairs (bytes 0, 1 and 2, 3; the lower byte in the lower half), exact for both formats.
 template <class T8> struct Widen16;
@@ -214,9 +215,10 @@ template <class C> struct AttnWgmma {
     // Every tile starts on 1024 bytes (the 128-byte swizzle's period, which TMA and the descriptors assume): a V^T
     // stage with the 8 rows of ones (BN 64: 8.5 KB) is padded to the next 1 KB.
     static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV;
-    // PV16: V^T is f16 [D][BN] in panels of 64 keys (128-byte rows, VT_PANEL bytes each).
-    static constexpr int VT_PANEL = D * 128;
-    static constexpr int VT_BYTES = PV16 ? D * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
+    // PV16: V^T is f16 [D][BN] in panels of 64 keys (128-byte rows, VT_PANEL bytes each; with PSUM each panel has 8
+    // more rows, of ones: a whole 1 KB swizzle period, so panels stay 1 KB aligned).
+    static constexpr int VT_PANEL = NO * 128;
+    static constexpr int VT_BYTES = PV16 ? NO * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
@@ -248,7 +250,8 @@ template <class C> struct AttnWgmma {
     static_assert(VRAW >= 2 && VRAW <= 6, "2..6 raw V buffers");
     static_assert(!VPRE || PV16, "a prepacked V^T is f16: P V in f16");
     static_assert(LAZY >= 0 && LAZY <= (PV16 ? 7 : 0), "P = 2^(8 + LAZY) at most: 2^15 in f16; e4m3 has no room");
-    static_assert(!PV16 || (PSUM == 0 && PROMOTE == 0), "f16 P V: row sums in FP32, sums need no promotion");
+    static_assert(!PV16 || PROMOTE == 0, "f16 P V: its sums keep FP32's bits and need no promotion");
+    static_assert(!PSUM || NO <= 256, "P V with the 8 columns of row sums is one wgmma (N <= 256)");
     static_assert(!SPEC || (PV16 && LAZY > 0), "P made before the max is known: f16 P V with a lazy max");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
                   "tiles on 1024-byte boundaries");
@@ -381,7 +384,7 @@ template <class C> struct AttnWgmma {
             sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
             load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
             if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ph);
-            sm90::mbar_arrive_expect_tx(bars.vtfull(st), VT_BYTES);
+            sm90::mbar_arrive_expect_tx(bars.vtfull(st), D * BN * 2);  // (PSUM's ones rows are not loaded)
 #pragma unroll
             for (int pnl = 0; pnl < BN / 64; ++pnl)
                 sm90::tma_load_4d(smem + OFF_VT + st * VT_BYTES + pnl * VT_PANEL, &maps.v, bars.vtfull(st),
@@ -416,6 +419,14 @@ template <class C> struct AttnWgmma {
             sm90::mbar_init(bars.vfull(1), 1);
             for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
             sm90::mbar_init_fence();
+        }
+        if constexpr (PV16 && PSUM) {  // rows DV .. DV + 7 of every f16 V^T panel: ones (neither TMA nor the transposer
+            // writes them), visible to the consumers' wgmma after the proxy fence and the barrier
+            constexpr int WORDS = 8 * 128 / 4, PER_STAGE = (BN / 64) * WORDS;
+            for (int i = tid; i < ST * PER_STAGE; i += THREADS)
+                sm90::sts_u32(smem_addr(smem + OFF_VT + (i / PER_STAGE) * VT_BYTES + (i % PER_STAGE / WORDS) * VT_PANEL +
+                                        DV * 128) + 4 * (i % WORDS), 0x3C003C00u);  // f16 1.0 twice
+            sm90::fence_proxy_async_smem();
         }
         barrier();
 
@@ -466,7 +477,7 @@ template <class C> struct AttnWgmma {
                     for (int v = 0; v < VRAW - 1 && v < total; ++v) load_v(v);
                 }
             }
-            if (PSUM) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
+            if (PSUM && !PV16) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
                 for (int i = tid; i < ST * 2 * BN; i += 128)
                     sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
                                   Fp8Ones<T8>::x4);
@@ -584,8 +595,9 @@ template <class C> struct AttnWgmma {
             }
             softmax_f16_max<MASK>(pa, rs, tm, r, shift, score);
         }
+        if constexpr (!PSUM)
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) r.l[hh] += rs[hh][0] + rs[hh][1];
+            for (int hh = 0; hh < 2; ++hh) r.l[hh] += rs[hh][0] + rs[hh][1];
     }
     // The tile's row max first, then P with it (the max moved where the tile passed it).
     template <bool MASK, class Score>
@@ -604,7 +616,7 @@ template <class C> struct AttnWgmma {
         if constexpr (PV16) {
             float rs[2][PV_STEPS];
             softmax_f16<MASK>(pa, rs, r, shift, score);
-            add_row_sums(rs, r);
+            if constexpr (!PSUM) add_row_sums(rs, r);  // (PSUM: P V's last 8 columns sum the rounded P)
         } else {
             float rs[2][PSTEPS];
             // A register a of k32 step kk holds elements 16 kk + {0, 1, 4, 5} (a = 0), {2, 3, 6, 7}, {8, 9, 12, 13},
@@ -689,7 +701,7 @@ template <class C> struct AttnWgmma {
                     c[x] = !MASK && ((2 * a + x) & 3) < FEXP ? exp2_fma(e) : fast_exp2(e);
                 }
                 pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
-                rs[a & 1][kk] += c[0] + c[1];
+                if constexpr (!PSUM) rs[a & 1][kk] += c[0] + c[1];
             }
         }
     }
@@ -713,7 +725,7 @@ template <class C> struct AttnWgmma {
                 }
                 pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
                 tm[a & 1][kk & 1] = fmaxf(tm[a & 1][kk & 1], fmaxf(sc[0], sc[1]));
-                rs[a & 1][kk & 1] += c[0] + c[1];
+                if constexpr (!PSUM) rs[a & 1][kk & 1] += c[0] + c[1];
             }
         }
     }
@@ -908,7 +920,8 @@ template <class C> struct AttnWgmma {
         const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the e4m3 P, lrow what rounding took
+            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
+            // e4m3, lrow holds what the rounding took on masked tiles (for the lse), with f16 nothing
             const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(lrow[hh]);
             const float l_lse = PSUM ? l + quad_sum(lrow[hh]) : l;
             const int row = wr0 + g + 8 * hh;

@@ -284,6 +284,21 @@ using W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16 = WSpec<W_attn_wg_d256_
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16)
 using W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16 = WSpec<W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16)
+// f16 P V with the row sums on the tensor cores (PSUM: 8 rows of ones in each V^T panel, P V at N = D + 8): the
+// shipped f16 configurations with it ("ps16" names)
+template <class B> struct WPs : B {
+    static constexpr int PSUM = 1;
+};
+using W_attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16 = WPs<W_attn_wg_m192_d64_n128_st3_pv16_vpre_e4m3_bf16_v>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_ps16_vpre_e4m3_bf16 = WPs<W_attn_wg_d128_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d128_s1_ps16_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16 = WPs<W_attn_wg_d128_s1_pv16_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_ps16_fe1_e4m3_bf16, W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16)
+using W_attn_wg_d64_s2_ps16_e4m3_bf16 = WPs<W_attn_wg_d64_s2_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_ps16_e4m3_bf16, W_attn_wg_d64_s2_ps16_e4m3_bf16)
+using W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16 = WPs<W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -995,7 +1010,9 @@ static std::vector<Case> cases() {
           "attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16",
           "attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16"})
+          "attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16", "attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_ps16_vpre_e4m3_bf16", "attn_wg_d128_s1_ps16_fe1_e4m3_bf16", "attn_wg_d64_s2_ps16_e4m3_bf16",
+          "attn_wg_d64_s1_ps16_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1151,7 +1168,12 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_nospec_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16)})
+                            WKERNEL(attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16, W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d128_s1_ps16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_ps16_fe1_e4m3_bf16, W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_ps16_e4m3_bf16, W_attn_wg_d64_s2_ps16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
