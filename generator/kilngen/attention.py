@@ -51,7 +51,7 @@ PARAMS = (
                                 "two consumer warpgroups taking turns at the tensor cores; 3 is 0 with the two "
                                 "consumer warpgroups taking turns at the softmax"),
     AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 rows of ones under V^T, P V at N = "
-                               "128 + 8 or 64 + 8) instead of the FP32 pipe"),
+                               "128 + 8 or 64 + 8) instead of the FP32 pipe; with pv 16 at head dim 64 or 128"),
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
                                   "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
                                   "key range is biased by ~15% at 8k keys where V's columns have a mean); 1..4 with "
@@ -63,7 +63,7 @@ PARAMS = (
                              "recipe) or 16 (P rounded to f16, V widened to f16 as the producer transposes it: wgmma "
                              "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
                              "P's rounding error ~1e-3 instead of ~2.5e-2, and the row max moves only when it rises "
-                             "by more than 2^7; needs psum 0 and promote 0)"),
+                             "by more than 2^7; needs promote 0)"),
     AttnParam("vpre", "VP", 0, "wgmma: 1 reads V^T that the caller packed in f16 (kiln_attn_pack_v; the problem's "
                                "v_packed = 1): TMA writes the V^T stages as the consumers read them, so the producer "
                                "neither widens nor transposes V and keeps no raw V tiles; needs pv 16. Such a kernel "
@@ -170,6 +170,14 @@ WGMMA_SCHEDS = (0, 1, 2, 3)  # kiln_attn_wgmma.h SCHED: 1 and 2 hold a second se
 # at launch) the consumers get 160 (152 beside the transposing producer): 128 held fit without spills (D 64, BN 128,
 # sched 0; D 128, BN 64, sched 1 with vpre), 160 at sched 1 spills 448 bytes (harness, nvcc 13).
 WGMMA_REGS = {128: 224, 64: 232, 192: 128}
+# bm 192 with a prepacked V^T (the producer is one TMA thread at 24 registers, the consumers get 160): 132 held (D 64,
+# BN 128, sched 0, psum 1; D 128, BN 64, sched 1, psum 1) compile without spills, where beside the transposer (152) the
+# same spill 128-256 bytes and serialize the wgmma (nvcc 13).
+WGMMA_REGS_VPRE_192 = 132
+
+
+def _wgmma_reg_limit(s: "AttnSolution") -> int:
+    return WGMMA_REGS_VPRE_192 if s.bm == 192 and s.vpre else WGMMA_REGS[s.bm]
 
 
 def _wgmma_dv(s: "AttnSolution") -> int:
@@ -185,9 +193,10 @@ def _wgmma_held(s: "AttnSolution") -> int:
 
 
 def _wgmma_vt(s: "AttnSolution") -> int:
-    """A V^T stage: f16 [D][BN] (pv 16), or fp8 [DV (+ 8 rows of ones with psum)][BN] padded to 1 KB."""
+    """A V^T stage: f16 [D (+ 8 rows of ones with psum)][BN] (pv 16), or fp8 [DV (+ 8 rows of ones with psum)][BN]
+    padded to 1 KB."""
     if s.pv == 16:
-        return s.head_dim * s.bn * 2
+        return (s.head_dim + 8 * s.psum) * s.bn * 2
     return -(-s.bn * (_wgmma_dv(s) + 8 * s.psum) // 1024) * 1024
 
 
@@ -207,8 +216,9 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
         return [("pv", f"{s.pv} must be 8 (P and V^T in fp8) or 16 (in f16)")]
     if s.pv == 16 and s.promote != 0:
         return [("promote", f"{s.promote} must be 0 with pv 16 (f16 P V sums keep FP32's bits: no promotion)")]
-    if s.pv == 16 and s.psum != 0:
-        return [("psum", f"{s.psum} must be 0 with pv 16 (the row sums are added in FP32)")]
+    if s.pv == 16 and s.psum == 1 and s.head_dim + 8 > 256:
+        return [("psum", f"1 with pv 16 needs head_dim 64 or 128 (P V and its 8 columns of row sums are one wgmma of "
+                         f"N = head_dim + 8 <= 256; got {s.head_dim})")]
     if s.pv == 8 and not 1 <= s.promote <= 4:
         return [("promote", f"{s.promote} must be 1..4 (key tiles per wgmma sum before it is added to O in FP32)")]
     if s.vpre not in (0, 1):
@@ -226,11 +236,11 @@ def _wgmma_rules(s: "AttnSolution") -> list:
         out.append(("sched", f"{s.sched} alternates two consumer warpgroups: bm must be 128"))
     if s.bn not in (64, 128):
         out.append(("bn", f"{s.bn} must be 64 or 128 (a V^T row is one 64- or 128-byte swizzle span)"))
-    elif (s.bm in WGMMA_BMS and _wgmma_held(s) > WGMMA_REGS[s.bm] and s.sched in WGMMA_SCHEDS and s.psum in (0, 1)
+    elif (s.bm in WGMMA_BMS and _wgmma_held(s) > _wgmma_reg_limit(s) and s.sched in WGMMA_SCHEDS and s.psum in (0, 1)
           and not _wgmma_pv_rules(s)):  # (a bad bm, sched, psum, pv or promote is blamed instead)
         out.append(("bn", f"head_dim {s.head_dim} with bn {s.bn} (bm {s.bm}, sched {s.sched}, psum {s.psum}, promote "
                           f"{s.promote}) holds {_wgmma_held(s)} accumulator registers a thread; at most "
-                          f"{WGMMA_REGS[s.bm]} fit (use bn 64 or sched 0)"))
+                          f"{_wgmma_reg_limit(s)} fit (use bn 64 or sched 0)"))
     if not 2 <= s.stages <= 4:
         out.append(("stages", f"{s.stages} must be 2..4 (K and V^T ring stages)"))
     if s.sched not in WGMMA_SCHEDS:

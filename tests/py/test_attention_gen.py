@@ -199,6 +199,11 @@ def test_lds_formulas_follow_the_headers():
     assert vp.problems() == [] and vp.name == "Attn_F8B_D256_BM128_BN64_S3_SC1_PS0_PR0_FE0_PV16_VP1_WGMMA_SM90"
     assert attn.table_row(vp)["v_packed"] == 1 and attn.table_row(wg)["v_packed"] == 0
     assert attn.view(vp).pack == vp.name + "_pack" and attn.view(wg).pack == ""
+    # pv 16 with psum: each f16 V^T stage has 8 more rows (of ones)
+    ps = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 64, 192, 128, stages=3, pv=16, vpre=1,
+                           psum=1)
+    assert ps.lds_bytes == 192 * 64 + 3 * (128 * 64 + 72 * 128 * 2) + 8 * (1 + 4 * 3 + 2) + 1024
+    assert ps.problems() == [] and ps.name == "Attn_F8B_D64_BM192_BN128_S3_SC0_PS1_PR0_FE0_PV16_VP1_WGMMA_SM90"
 
 
 def _wgmma(**kw):
@@ -221,7 +226,12 @@ def test_wgmma_rules():
     f16 = dict(pv=16, promote=0, psum=0)
     assert _wgmma(**f16) == [] and _wgmma(**f16, head_dim=256, bn=64, sched=1) == []
     assert _wgmma(**f16, head_dim=64, bn=128, sched=1) == []
-    assert _wgmma(pv=16, psum=0) == ["promote"] and _wgmma(pv=16, promote=0) == ["psum"]
+    assert _wgmma(pv=16, psum=0) == ["promote"]
+    # f16 P V with the row sums on the tensor cores: P V at N = D + 8, one wgmma up to head dim 128
+    ps16 = dict(f16, psum=1)
+    assert _wgmma(pv=16, promote=0) == [] and _wgmma(**ps16, head_dim=64, bm=192, vpre=1) == []
+    assert _wgmma(**ps16, head_dim=64, bm=192) == ["bn"]  # 132 registers beside the transposer (152 a consumer)
+    assert _wgmma(**ps16, head_dim=256, bn=64, sched=1) == ["psum"]
     assert _wgmma(**f16, head_dim=256, bn=128) == ["bn"]
     # three consumers (bm 192): 160 registers a consumer, 128 of them accumulators at most
     assert _wgmma(**f16, head_dim=64, bm=192, vpre=1) == [] and _wgmma(**f16, head_dim=128, bm=192, bn=64, sched=1) == []
