@@ -701,7 +701,7 @@ template <class C> struct AttnWgmma {
                     c[x] = !MASK && ((2 * a + x) & 3) < FEXP ? exp2_fma(e) : fast_exp2(e);
                 }
                 pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
-                if constexpr (!PSUM) rs[a & 1][kk] += c[0] + c[1];
+                rs[a & 1][kk] += c[0] + c[1];
             }
         }
     }
@@ -725,7 +725,7 @@ template <class C> struct AttnWgmma {
                 }
                 pa[kk][a] = f32x2_to_f16x2(c[0], c[1]);
                 tm[a & 1][kk & 1] = fmaxf(tm[a & 1][kk & 1], fmaxf(sc[0], sc[1]));
-                if constexpr (!PSUM) rs[a & 1][kk & 1] += c[0] + c[1];
+                rs[a & 1][kk & 1] += c[0] + c[1];
             }
         }
     }
