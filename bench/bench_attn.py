@@ -92,6 +92,18 @@ def max_abs(x, ref) -> float:
     return (x.double() - ref).abs().max().item()
 
 
+def with_outliers(x, gen):
+    """Copies of the tensors x with 0.1 % of each one's elements (at least one, drawn with gen) times 50, as
+    tests/gpu/test_attention.py makes them: the per-tensor descales then leave most values in the lower binades of
+    fp8."""
+    out = [t.clone() for t in x]
+    for t in out:
+        flat = t.view(-1)
+        idx = torch.randint(0, flat.numel(), (max(1, flat.numel() // 1000),), device=t.device, generator=gen)
+        flat[idx] *= 50
+    return out
+
+
 CHECK_ROWS = 256  # accuracy on the last query rows of one head: against every key, and causal rows see the most
 
 
@@ -121,16 +133,11 @@ def run_shape(sh: Shape, args) -> dict:
         row["kiln_kernel"] = None
     except Exception as exc:  # noqa: BLE001 - one broken shape must not hide the others
         row["error"] = f"kiln: {type(exc).__name__}: {str(exc)[:300]}"
-    # the same with outliers (0.1 % of Q's, K's and V's elements times 50, as tests/gpu/test_attention.py makes
-    # them): the per-tensor descales then leave most values in the lower binades of fp8
+    # the same with outliers in Q, K and V
     try:
-        xo = [t.clone() for t in x]
         gen = torch.Generator(device="cuda")
         gen.manual_seed(7)
-        for t in xo:
-            flat = t.view(-1)
-            idx = torch.randint(0, flat.numel(), (max(1, flat.numel() // 1000),), device="cuda", generator=gen)
-            flat[idx] *= 50
+        xo = with_outliers(x, gen)
         qo, ko, vo, (oq, ok, ov) = kiln.quantize_qkv(*xo)
         got = kiln.attention(qo, ko, vo, q_descale=oq, k_descale=ok, v_descale=ov, causal=sh.causal)
         ref_o, _ = kiln.attention_reference(qo[:1, -r:, :1], ko[:1, :, :1], vo[:1, :, :1], q_descale=oq, k_descale=ok,

@@ -8,15 +8,10 @@ import sys
 
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "runtime" / "python"))
-import kiln  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+from bench_attn import kiln, rel_l2, with_outliers  # noqa: E402  (bench_attn puts runtime/python on the path)
 
 ROWS, HEADS, SEEDS = 256, 4, 8
-
-
-def rel_l2(got, ref):
-    d = got.double() - ref.double()
-    return (d.norm() / ref.double().norm()).item()
 
 
 for b, h, s, d, causal in ((4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (2, 16, 8192, 64, False),
@@ -25,11 +20,8 @@ for b, h, s, d, causal in ((4, 32, 4096, 128, False), (4, 32, 4096, 128, True), 
     for seed in range(SEEDS):
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
-        x = [torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(3)]
-        for t in x:
-            flat = t.view(-1)
-            idx = torch.randint(0, flat.numel(), (flat.numel() // 1000,), device="cuda", generator=gen)
-            flat[idx] *= 50
+        x = with_outliers([torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+                           for _ in range(3)], gen)
         q, k, v, (dq, dk, dv) = kiln.quantize_qkv(*x)
         ref, _ = kiln.attention_reference(q[:1, -ROWS:, :HEADS], k[:1, :, :HEADS], v[:1, :, :HEADS], q_descale=dq,
                                           k_descale=dk, v_descale=dv, causal=causal)
