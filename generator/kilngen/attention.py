@@ -59,6 +59,10 @@ PARAMS = (
     AttnParam("fexp", "FE", 0, "wgmma: of every 4 exponentials of an unmasked key tile, how many run on the FMA pipe "
                                "(a degree-3 polynomial scaled by 2^round(x)) instead of MUFU.EX2, which does 16 a "
                                "clock per SM; 0..4"),
+    AttnParam("speculate", "SP", 0, "wgmma: 1 makes P with the row max as it stands while it takes the tile's max beside "
+                               "it (the max moves on few tiles with pv 16's lazy max; where it moves, P is made "
+                               "again); 2 is 1 with the move read off the f16 P (max.f16x2 over P's registers) instead "
+                               "of an FP32 max over S; 0 takes the tile's max first. 1 and 2 need pv 16"),
     AttnParam("pv", "PV", 8, "wgmma: the type of P and V in P V: 8 (P requantized to e4m3, V^T fp8: FlashAttention-3's "
                              "recipe) or 16 (P rounded to f16, V widened to f16 as the producer transposes it: wgmma "
                              "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
@@ -225,6 +229,11 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
         return [("vpre", f"{s.vpre} must be 0 (V as given, fp8) or 1 (V^T packed in f16 by kiln_attn_pack_v)")]
     if s.vpre and s.pv != 16:
         return [("vpre", "1 needs pv 16 (the packed V^T is f16, so P V runs in f16)")]
+    if s.speculate not in (0, 1, 2):
+        return [("speculate", f"{s.speculate} must be 0 (the tile's max first), 1 (P with the running max, the tile's max "
+                         f"beside it) or 2 (1 with the move read off P)")]
+    if s.speculate and s.pv != 16:
+        return [("speculate", f"{s.speculate} needs pv 16 (P made before the max is known needs f16's room above the lazy max)")]
     return []
 
 
@@ -256,7 +265,8 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
-            ("PROMOTE", s.promote), ("FEXP", s.fexp), ("PV", s.pv), ("VPRE", s.vpre))
+            ("PROMOTE", s.promote), ("FEXP", s.fexp), ("SPEC", int(s.speculate > 0)), ("PMAX", int(s.speculate == 2)),
+            ("PV", s.pv), ("VPRE", s.vpre))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -303,7 +313,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
-                             ("stages", "sched", "psum", "promote", "fexp", "pv", "vpre"),
+                             ("stages", "sched", "psum", "promote", "fexp", "speculate", "pv", "vpre"),
                              threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
                              matrix_ops=lambda s: frozenset(), p_bits=lambda s: s.pv),
@@ -348,6 +358,7 @@ class AttnSolution:
     psum: int = 0
     promote: int = 0
     fexp: int = 0
+    speculate: int = 0
     pv: int = 0
     vpre: int = 0
     occ: int = 0

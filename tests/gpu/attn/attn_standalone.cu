@@ -299,6 +299,72 @@ using W_attn_wg_d64_s2_ps16_e4m3_bf16 = WPs<W_attn_wg_d64_s2_pv16_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_ps16_e4m3_bf16, W_attn_wg_d64_s2_ps16_e4m3_bf16)
 using W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16 = WPs<W_attn_wg_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16)
+// PSUM beyond the shipped entries ("psx" names): three stages and the speculative P at head dim 128, three consumers
+// at head dim 128, and the bm 64 packed-V entries (with their psum 0 twins for comparison)
+using W_attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_d128_s1_spec_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16)
+using W_attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_m192_d128_n64_s1_pv16_vpre_e4m3_bf16_v>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16)
+using W_attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_m192_d128_n128_pv16_vpre_e4m3_bf16_v>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_m64_d128_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_m64_d64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16)
+// S in two halves of 64 keys (SSPLIT, with the speculative P): the softmax starts on the first half ("sx" names)
+template <class B> struct WSsplit : B {
+    static constexpr int SSPLIT = 1;
+};
+using W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16 = WSpec<W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16)
+// the moved max read off the f16 P (PMAX, with the speculative P): "pmx" names
+template <class B> struct WPmax : B {
+    static constexpr int PMAX = 1, SPEC = 1;
+};
+using W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16)
+using W_attn_wg_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d64_s1_pmx_vpre_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16 = WPmax<W_attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16)
+using W_attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16)
+using W_attn_wg_d64_s2_pmx_e4m3_bf16 = WPmax<W_attn_wg_d64_s2_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_pmx_e4m3_bf16, W_attn_wg_d64_s2_pmx_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pmx_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pmx_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_pmx_e4m3_bf16 = WPmax<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pmx_e4m3_bf16, W_attn_wg_d256_n64_s1_pmx_e4m3_bf16)
+using W_attn_wg_m64_d256_n64_pmx_e4m3_bf16 = WPmax<W_attn_wg_m64_d256_n64_pv16_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16)
+using W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -1012,7 +1078,35 @@ static std::vector<Case> cases() {
           "attn_wg_d256_n64_s1_st3_spec_pv16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_spec_pv16_fe1_e4m3_bf16", "attn_wg_m192_d64_n128_st3_ps16_vpre_e4m3_bf16",
           "attn_wg_d128_s1_ps16_vpre_e4m3_bf16", "attn_wg_d128_s1_ps16_fe1_e4m3_bf16", "attn_wg_d64_s2_ps16_e4m3_bf16",
-          "attn_wg_d64_s1_ps16_vpre_e4m3_bf16"})
+          "attn_wg_d64_s1_ps16_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16",
+          "attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16",
+          "attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16",
+          "attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16",
+          "attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16",
+          "attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16",
+          "attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16",
+          "attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16",
+          "attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_d64_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16",
+          "attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_fe1_e4m3_bf16",
+          "attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_d64_s2_pmx_e4m3_bf16",
+          "attn_wg_m64_d128_s1_pmx_e4m3_bf16",
+          "attn_wg_m64_d64_s1_pmx_e4m3_bf16",
+          "attn_wg_d256_n64_s1_pmx_e4m3_bf16",
+          "attn_wg_m64_d256_n64_pmx_e4m3_bf16",
+          "attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16",
+          "attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1173,7 +1267,35 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_d128_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d128_s1_ps16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_ps16_fe1_e4m3_bf16, W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s2_ps16_e4m3_bf16, W_attn_wg_d64_s2_ps16_e4m3_bf16),
-                            WKERNEL(attn_wg_d64_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16)})
+                            WKERNEL(attn_wg_d64_s1_ps16_vpre_e4m3_bf16, W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n128_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d64_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m192_d128_n64_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pmx_e4m3_bf16, W_attn_wg_d64_s2_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pmx_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_pmx_e4m3_bf16, W_attn_wg_d256_n64_s1_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
