@@ -199,7 +199,9 @@ KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 KILN_ATTN_OPTION(AttnSpec, SPEC, -1)
 // C::SSPLIT (optional, default 0; schedules 1 and 2 with SPEC and 128-key tiles): S of a tile as two wgmma groups of
 // 64 keys, so that the softmax makes the first half's P (with the running max, SPEC) while the tensor cores still
-// compute the second half; it waits for that half only at the middle of the tile.
+// compute the second half; it waits for that half only at the middle of the tile. Slower where measured (H200 harness,
+// tuning/results/probe_attn_psx_h200_times.txt): head dim 128 762-763 against 801-802 TFLOP/s with SPEC alone, head
+// dim 64 542-543 against 551-553: two n64 groups cost more than the earlier start saves. Not in the YAML.
 KILN_ATTN_OPTION(AttnSsplit, SSPLIT, 0)
 // C::PMAX (optional, default 0; with SPEC): whether a row's max moved is read off the f16 P itself (max.f16x2 over
 // P's A registers: half the instructions of an FP32 max over S, and no shuffles). P above 2^(8 + LAZY) (or not

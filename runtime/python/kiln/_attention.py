@@ -124,15 +124,16 @@ def attention_pack_v(v, *, cu_seqlens_k=None, max_seqlen_k=None):
 
 
 # kiln.attention packs V itself (pack_v=None) where the time the packed-V kernels save exceeds the pass: they run
-# this much faster by head dim (H200, docs/attention.md), the pass costs a launch and 3 bytes a V element at ~2.5 TB/s,
-# and the kernel's time is estimated at 700 TFLOP/s. Head dim 64: the packed-V kernel has three consumer warpgroups
-# (bm 192), ~1.18x the unpacked bm 128 kernel in the harness; 0.15 is counted.
-_PACK_GAIN = {64: 0.15, 128: 0.07, 256: 0.12}
+# this much faster by head dim (H200 harness at c5ed09e, the speculate 2 kernels: head dim 128 890-898 TFLOP/s against
+# 718 for the transposing producer, 64 (bm 192) 611-614 against 486-487, 256 1080 against 929-937; the estimate counts
+# less than that), the pass costs a launch and 3 bytes a V element at ~2.5 TB/s, and the kernel's time is estimated at
+# 850 TFLOP/s.
+_PACK_GAIN = {64: 0.25, 128: 0.15, 256: 0.15}
 
 
 def _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal) -> bool:
     flops = 4.0 * batch * heads_q * sq * sk * d * (0.5 if causal and sq == sk else 1.0)
-    kernel_s = flops / 700e12
+    kernel_s = flops / 850e12
     pack_s = 4e-6 + 3.0 * batch * heads_kv * sk * d / 2.5e12
     return _PACK_GAIN.get(d, 0.0) * kernel_s > pack_s
 
