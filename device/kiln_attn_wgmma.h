@@ -209,6 +209,9 @@ KILN_ATTN_OPTION(AttnSsplit, SSPLIT, 0)
 // max. H200 harness (tuning/results/probe_attn_pmax_h200_times.txt): head dim 128 +11-14 % over SPEC 0, 64 (bm 192)
 // +4-6 %, 256 +4-5 %.
 KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
+// C::FRESH (optional, default 1; with PMAX): a warp whose rows have no max yet (a row block's first key tile) skips the
+// speculative P, which it would make again anyway.
+KILN_ATTN_OPTION(AttnFresh, FRESH, 1)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -219,6 +222,7 @@ template <class C> struct AttnWgmma {
     static constexpr bool SPEC = AttnSpec<C>::value > 0 || (AttnSpec<C>::value < 0 && CW == 3 && PV16 && LAZY > 0);
     static constexpr bool SSPLIT = AttnSsplit<C>::value != 0;
     static constexpr bool PMAX = AttnPmax<C>::value != 0;
+    static constexpr bool FRESH = PMAX && AttnFresh<C>::value != 0;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -634,13 +638,18 @@ template <class C> struct AttnWgmma {
         float shift[2] = {r.m[0] * r.sl2 - 8.f, r.m[1] * r.sl2 - 8.f};
         float rs[2][2], tm[2][2], mx[2];
         uint32_t ph[2][2];
-        softmax_f16_max<MASK, PMAX>(pa, rs, tm, ph, r, shift, score, mid);
-        bool keep = true;
+        // FRESH: no row of the warp has a max yet, so the speculative P would be made again: skip it
+        const bool fresh = FRESH && __all_sync(0xffffffffu, r.m[0] == -INFINITY && r.m[1] == -INFINITY);
+        if (fresh)
+            mid();
+        else
+            softmax_f16_max<MASK, PMAX>(pa, rs, tm, ph, r, shift, score, mid);
+        bool keep = !fresh;
         if constexpr (PMAX) {
             // P <= 2^(8 + LAZY) everywhere (f16 bits, P >= 0: an unsigned compare; Inf and NaN compare above)
             constexpr uint32_t LIM = (uint32_t)(8 + LAZY + 15) << 10;
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
+            for (int hh = 0; hh < 2 && !fresh; ++hh) {
                 const uint32_t h2 = hmax2(ph[hh][0], ph[hh][1]);
                 keep = keep && r.m[hh] != -INFINITY && (h2 & 0xffffu) <= LIM && (h2 >> 16) <= LIM;
             }

@@ -365,6 +365,18 @@ using W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv1
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)
+// PMAX without FRESH (the speculative P made on a row block's first tile too): "pmxnf" names
+template <class B> struct WNoFresh : B {
+    static constexpr int FRESH = 0;
+};
+using W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16 = WNoFresh<W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -1106,7 +1118,11 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_n64_pmx_e4m3_bf16",
           "attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16",
           "attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16",
-          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16"})
+          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16",
+          "attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1295,7 +1311,11 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)})
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
