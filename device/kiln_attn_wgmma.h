@@ -209,9 +209,11 @@ KILN_ATTN_OPTION(AttnSsplit, SSPLIT, 0)
 // max. H200 harness (tuning/results/probe_attn_pmax_h200_times.txt): head dim 128 +11-14 % over SPEC 0, 64 (bm 192)
 // +4-6 %, 256 +4-5 %.
 KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
-// C::FRESH (optional, default 1; with PMAX): a warp whose rows have no max yet (a row block's first key tile) skips the
-// speculative P, which it would make again anyway.
-KILN_ATTN_OPTION(AttnFresh, FRESH, 1)
+// C::FRESH (optional, default 0; with PMAX): a warp whose rows have no max yet (a row block's first key tile) skips the
+// speculative P, which it would make again anyway. H200 harness (tuning/results/probe_attn_fresh_h200_times.txt): +2 %
+// with the transposing producer at head dim 128, but -2.5 % on the packed-V head dim 128 kernel (878 against 901
+// TFLOP/s at 4x32x4096x128) and -1.7 % at head dim 64 bm 192 (the branch costs more than the pass it saves), so off.
+KILN_ATTN_OPTION(AttnFresh, FRESH, 0)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);

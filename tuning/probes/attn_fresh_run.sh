@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FRESH (a row block's first tile skips the speculative P) against PMAX without it ("pmxnf" harness kernels), timed in
+# FRESH (a row block's first tile skips the speculative P) against PMAX without it ("pmxfr" harness kernels), timed in
 # alternating rounds while the library builds; then the GPU suite and bench_attn on the built library.
 # Usage (GPU machine, repo root, harness built as build-probe/attn): KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_fresh_run.sh
 set -uo pipefail
@@ -14,9 +14,9 @@ t0=$(date +%s)
 bp=$!
 A=build-probe/attn
 timeout 100 $A --filter pmx --no-bench >"$L/checks.log" 2>&1
-echo "checks (pmx, pmxnf): $(grep -c '^ok' "$L/checks.log") ok, $(grep -c '^FAIL' "$L/checks.log") FAIL"
-K=d128_s1_pmx_vpre,d128_s1_pmxnf_vpre,m192_d64_n128_st3_pmx_vpre,m192_d64_n128_st3_pmxnf_vpre
-K=$K,d256_n64_s1_st3_pmx_vpre,d256_n64_s1_st3_pmxnf_vpre,d128_s1_pmx_fe1,d128_s1_pmxnf_fe1
+echo "checks (pmx, pmxfr): $(grep -c '^ok' "$L/checks.log") ok, $(grep -c '^FAIL' "$L/checks.log") FAIL"
+K=d128_s1_pmx_vpre,d128_s1_pmxfr_vpre,m192_d64_n128_st3_pmx_vpre,m192_d64_n128_st3_pmxfr_vpre
+K=$K,d256_n64_s1_st3_pmx_vpre,d256_n64_s1_st3_pmxfr_vpre,d128_s1_pmx_fe1,d128_s1_pmxfr_fe1
 T="$OUT/fresh_times.log"
 : >"$T"
 for round in 1 2; do

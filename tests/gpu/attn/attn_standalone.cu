@@ -365,18 +365,20 @@ using W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv1
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)
-// PMAX without FRESH (the speculative P made on a row block's first tile too): "pmxnf" names
-template <class B> struct WNoFresh : B {
-    static constexpr int FRESH = 0;
+// PMAX with FRESH (a row block's first tile skips the speculative P; off by default): "pmxfr" names. (At 1279076,
+// whose timings tuning/results/probe_attn_fresh_h200_times.txt holds, FRESH was on by default: "pmx" there is with it
+// and "pmxfr" without.)
+template <class B> struct WFresh : B {
+    static constexpr int FRESH = 1;
 };
-using W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16)
-using W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16)
-using W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16 = WNoFresh<W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16)
-using W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16 = WNoFresh<W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16)
+using W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16 = WFresh<W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -1119,10 +1121,10 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16",
           "attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16",
           "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16",
-          "attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16",
-          "attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16"})
+          "attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16",
+          "attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1312,10 +1314,10 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxnf_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxnf_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxnf_fe1_e4m3_bf16)})
+                            WKERNEL(attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
