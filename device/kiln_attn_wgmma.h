@@ -159,13 +159,13 @@ template <> struct Widen16<kiln_e5m2> {  // an e5m2 byte is the high byte of the
         hi = __byte_perm(w, 0u, 0x3424);  // {0, b2, 0, b3}
     }
 };
-// Two floats -> f16x2 (lo in the lower half), round to nearest.
 // max.f16x2 (NaN loses to a number, as in fmaxf)
 KILN_DEVICE uint32_t hmax2(uint32_t a, uint32_t b) {
     uint32_t r;
     asm("max.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(b));
     return r;
 }
+// Two floats -> f16x2 (lo in the lower half), round to nearest.
 KILN_DEVICE uint32_t f32x2_to_f16x2(float lo, float hi) {
     uint32_t r;
     asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
@@ -197,23 +197,12 @@ KILN_ATTN_OPTION(AttnVpre, VPRE, 0)
 // with three consumers (bm 192, head dim 64), -2 to +1 % with two (head dim 128 and 256), so 1 forces it and 0 turns
 // it off, and the default takes it where it gained.
 KILN_ATTN_OPTION(AttnSpec, SPEC, -1)
-// C::SSPLIT (optional, default 0; schedules 1 and 2 with SPEC and 128-key tiles): S of a tile as two wgmma groups of
-// 64 keys, so that the softmax makes the first half's P (with the running max, SPEC) while the tensor cores still
-// compute the second half; it waits for that half only at the middle of the tile. Slower where measured (H200 harness,
-// tuning/results/probe_attn_psx_h200_times.txt): head dim 128 762-763 against 801-802 TFLOP/s with SPEC alone, head
-// dim 64 542-543 against 551-553: two n64 groups cost more than the earlier start saves. Not in the YAML.
-KILN_ATTN_OPTION(AttnSsplit, SSPLIT, 0)
 // C::PMAX (optional, default 0; with SPEC): whether a row's max moved is read off the f16 P itself (max.f16x2 over
 // P's A registers: half the instructions of an FP32 max over S, and no shuffles). P above 2^(8 + LAZY) (or not
 // finite) anywhere in a warp makes it take the FP32 tile max (P made once more beside it) and then P with the moved
 // max. H200 harness (tuning/results/probe_attn_pmax_h200_times.txt): head dim 128 +11-14 % over SPEC 0, 64 (bm 192)
 // +4-6 %, 256 +4-5 %.
 KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
-// C::FRESH (optional, default 0; with PMAX): a warp whose rows have no max yet (a row block's first key tile) skips the
-// speculative P, which it would make again anyway. H200 harness (tuning/results/probe_attn_fresh_h200_times.txt): +2 %
-// with the transposing producer at head dim 128, but -2.5 % on the packed-V head dim 128 kernel (878 against 901
-// TFLOP/s at 4x32x4096x128) and -1.7 % at head dim 64 bm 192 (the branch costs more than the pass it saves), so off.
-KILN_ATTN_OPTION(AttnFresh, FRESH, 0)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -222,9 +211,7 @@ template <class C> struct AttnWgmma {
     static constexpr bool PV16 = PV == 16;
     static constexpr int LAZY = AttnLazy<C>::value;
     static constexpr bool SPEC = AttnSpec<C>::value > 0 || (AttnSpec<C>::value < 0 && CW == 3 && PV16 && LAZY > 0);
-    static constexpr bool SSPLIT = AttnSsplit<C>::value != 0;
     static constexpr bool PMAX = AttnPmax<C>::value != 0;
-    static constexpr bool FRESH = PMAX && AttnFresh<C>::value != 0;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -280,8 +267,6 @@ template <class C> struct AttnWgmma {
     static_assert(!PSUM || NO <= 256, "P V with the 8 columns of row sums is one wgmma (N <= 256)");
     static_assert(!SPEC || (PV16 && LAZY > 0), "P made before the max is known: f16 P V with a lazy max");
     static_assert(!PMAX || SPEC, "the moved max read off P: the speculative P");
-    static_assert(!SSPLIT || (SPEC && BN == 128 && (SCHED == 1 || SCHED == 2)),
-                  "S in two halves: schedule 1 or 2, the speculative P, 128-key tiles");
     static_assert(Q_BYTES % 1024 == 0 && KV_BYTES % 1024 == 0 && VR_BYTES % 1024 == 0 && OFF_VR % 1024 == 0,
                   "tiles on 1024-byte boundaries");
     static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
@@ -558,11 +543,6 @@ template <class C> struct AttnWgmma {
 
     // S = Q K^T of one tile (committed as one wgmma group, not waited for).
     KILN_DEVICE static void issue_s(float (&s)[BN / 2], uint32_t q_base, uint32_t k_base) {
-        if constexpr (SSPLIT) {
-            issue_s_half<0>(s, q_base, k_base);
-            issue_s_half<1>(s, q_base, k_base);
-            return;
-        }
 #pragma unroll
         for (int ks = 0; ks < KSTEPS; ++ks) {
             const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
@@ -570,27 +550,6 @@ template <class C> struct AttnWgmma {
                                   sm90::desc_sw<RB>(k_base + pnl * BN * RB + cb), ks > 0);
         }
         sm90::wgmma_commit();
-    }
-    // SSPLIT: keys 64 H .. 64 H + 63 of the tile (S's elements 32 H .. 32 H + 31: element i holds key 8 (i >> 2) + ..)
-    // as a wgmma group of their own; their K rows start 64 rows into each panel (a whole number of swizzle periods).
-    template <int H> KILN_DEVICE static void issue_s_half(float (&s)[BN / 2], uint32_t q_base, uint32_t k_base) {
-        float(&sh)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[H * (BN / 4)]);
-#pragma unroll
-        for (int ks = 0; ks < KSTEPS; ++ks) {
-            const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
-            WgSS<BN / 2, T8, T8>::run(sh, sm90::desc_sw<RB>(q_base + pnl * BM * RB + cb),
-                                      sm90::desc_sw<RB>(k_base + pnl * BN * RB + H * 64 * RB + cb), ks > 0);
-        }
-        sm90::wgmma_commit();
-    }
-    // SSPLIT: the second half of S (the group issued before P V's, if any) has finished: its registers may be read.
-    KILN_DEVICE static void wait_s_second(float (&s)[BN / 2], bool pv_pending) {
-        if (pv_pending)
-            sm90::wgmma_wait<1>();
-        else
-            sm90::wgmma_wait<0>();
-        float(&sh)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&s[BN / 4]);
-        sm90::fence_regs(sh);
     }
 
     // O += P V^T of tile j, whose V^T is at vt_base (one wgmma group, not waited for). PROMOTE: into the promotion
@@ -615,43 +574,33 @@ template <class C> struct AttnWgmma {
     // move). S is only read: in schedule 1 the next S wgmma is issued while P V of this tile still runs, and ptxas
     // serializes wgmma whose registers other instructions write inside an open wgmma stage. The unmasked tiles (all
     // but the last one or two of a row block) pay for no key compares.
-    struct NoMid {
-        KILN_DEVICE void operator()() const {}
-    };
-    template <bool MASK, class Mid = NoMid>
+    template <bool MASK>
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
-                                    int n0, int q4, const Mid &mid = Mid()) {
+                                    int n0, int q4) {
         // element i: row g + 8 * ((i >> 1) & 1), key n0 + 8 * (i >> 2) + 2 * q4 + (i & 1)
         auto score = [&](int i) {
             return MASK && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
         };
         if constexpr (SPEC)
-            softmax_spec<MASK>(pa, r, corr, score, mid);
+            softmax_spec<MASK>(pa, r, corr, score);
         else
             softmax_after_max<MASK>(pa, r, corr, score);
     }
     // SPEC: P with the running max as it stands, the tile's max beside it (softmax above).
-    // mid (SSPLIT) runs once, halfway through the first making of P: the second half of S is awaited there.
-    template <bool MASK, class Score, class Mid>
-    KILN_DEVICE static void softmax_spec(uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2], const Score &score,
-                                         const Mid &mid) {
+    template <bool MASK, class Score>
+    KILN_DEVICE static void softmax_spec(uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2], const Score &score) {
         // P with the running max as it stands (the shift below when the max does not move) and the tile's max
         // beside it; made again with the moved max where a row of the warp moves it (or has none yet).
         float shift[2] = {r.m[0] * r.sl2 - 8.f, r.m[1] * r.sl2 - 8.f};
         float rs[2][2], tm[2][2], mx[2];
         uint32_t ph[2][2];
-        // FRESH: no row of the warp has a max yet, so the speculative P would be made again: skip it
-        const bool fresh = FRESH && __all_sync(0xffffffffu, r.m[0] == -INFINITY && r.m[1] == -INFINITY);
-        if (fresh)
-            mid();
-        else
-            softmax_f16_max<MASK, PMAX>(pa, rs, tm, ph, r, shift, score, mid);
-        bool keep = !fresh;
+        softmax_f16_max<MASK, PMAX>(pa, rs, tm, ph, r, shift, score);
+        bool keep = true;
         if constexpr (PMAX) {
             // P <= 2^(8 + LAZY) everywhere (f16 bits, P >= 0: an unsigned compare; Inf and NaN compare above)
             constexpr uint32_t LIM = (uint32_t)(8 + LAZY + 15) << 10;
 #pragma unroll
-            for (int hh = 0; hh < 2 && !fresh; ++hh) {
+            for (int hh = 0; hh < 2; ++hh) {
                 const uint32_t h2 = hmax2(ph[hh][0], ph[hh][1]);
                 keep = keep && r.m[hh] != -INFINITY && (h2 & 0xffffu) <= LIM && (h2 >> 16) <= LIM;
             }
@@ -792,16 +741,15 @@ template <class C> struct AttnWgmma {
     // SPEC: softmax_f16 with the shift of the running max, and with it the tile's row maxima in running FMNMX chains
     // (tm[h][two chains]; hidden under the exponentials, few registers) and the row sums in two chains a row.
     // PM: instead of tm, ph[h][two chains] gets the f16x2 max of row g + 8 h's P registers.
-    template <bool MASK, bool PM, class Score, class Mid = NoMid>
+    template <bool MASK, bool PM, class Score>
     KILN_DEVICE static void softmax_f16_max(uint32_t (&pa)[PV_STEPS][4], float (&rs)[2][2], float (&tm)[2][2],
                                             uint32_t (&ph)[2][2], const Rows &r, const float (&shift)[2],
-                                            const Score &score, const Mid &mid = Mid()) {
+                                            const Score &score) {
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
             rs[hh][0] = rs[hh][1] = 0.f, tm[hh][0] = tm[hh][1] = -INFINITY, ph[hh][0] = ph[hh][1] = 0u;
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; ++kk) {
-            if (kk == PV_STEPS / 2) mid();
 #pragma unroll
             for (int a = 0; a < 4; ++a) {
                 float c[2], sc[2];
@@ -820,13 +768,12 @@ template <class C> struct AttnWgmma {
             }
         }
     }
-    template <class Mid = NoMid>
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
-                                    int n0, bool mask, int q4, const Mid &mid = Mid()) {
+                                    int n0, bool mask, int q4) {
         if (mask)
-            softmax<true>(s, pa, r, corr, n0, q4, mid);
+            softmax<true>(s, pa, r, corr, n0, q4);
         else
-            softmax<false>(s, pa, r, corr, n0, q4, mid);
+            softmax<false>(s, pa, r, corr, n0, q4);
     }
 
     // PROMOTE: O += the promotion accumulators (their tiles share O's max), in FP32.
@@ -969,20 +916,10 @@ template <class C> struct AttnWgmma {
                     issue_s(s, q_base, k_base(j));
                     issue_pv(acc, cur, vt_base(j - 1), j - 1);
                     turn_end();
-                    if constexpr (SSPLIT) {
-                        // S(j)'s first half done; its second half and P V(j - 1) may still run
-                        sm90::wgmma_wait<2>();
-                        sm90::fence_regs(*reinterpret_cast<float(*)[BN / 4]>(&s[0]));
-                        softmax(s, nxt, r, corr, j * BN, masked(j), q4, [&] {
-                            wait_s_second(s, true);
-                            if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(j)));
-                        });
-                    } else {
-                        sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
-                        sm90::fence_regs(s);
-                        if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(j)));
-                        softmax(s, nxt, r, corr, j * BN, masked(j), q4);
-                    }
+                    sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
+                    sm90::fence_regs(s);
+                    if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(j)));
+                    softmax(s, nxt, r, corr, j * BN, masked(j), q4);
                     sm90::wgmma_wait<0>();  // P V(j - 1) done: O and cur are free
                     sm90::fence_regs(o);
                     fence_pa(cur);

@@ -59,10 +59,11 @@ PARAMS = (
     AttnParam("fexp", "FE", 0, "wgmma: of every 4 exponentials of an unmasked key tile, how many run on the FMA pipe "
                                "(a degree-3 polynomial scaled by 2^round(x)) instead of MUFU.EX2, which does 16 a "
                                "clock per SM; 0..4"),
-    AttnParam("speculate", "SP", 0, "wgmma: 1 makes P with the row max as it stands while it takes the tile's max beside "
-                               "it (the max moves on few tiles with pv 16's lazy max; where it moves, P is made "
-                               "again); 2 is 1 with the move read off the f16 P (max.f16x2 over P's registers) instead "
-                               "of an FP32 max over S; 0 takes the tile's max first. 1 and 2 need pv 16"),
+    AttnParam("speculate", "SP", 0, "wgmma: 1 makes P with the row max as it stands while it takes the tile's max "
+                                    "beside it (the max moves on few tiles with pv 16's lazy max; where it moves, P "
+                                    "is made again); 2 is 1 with the move read off the f16 P (max.f16x2 over P's "
+                                    "registers) instead of an FP32 max over S; 0 takes the tile's max first. 1 and 2 "
+                                    "need pv 16"),
     AttnParam("pv", "PV", 8, "wgmma: the type of P and V in P V: 8 (P requantized to e4m3, V^T fp8: FlashAttention-3's "
                              "recipe) or 16 (P rounded to f16, V widened to f16 as the producer transposes it: wgmma "
                              "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
@@ -230,10 +231,11 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
     if s.vpre and s.pv != 16:
         return [("vpre", "1 needs pv 16 (the packed V^T is f16, so P V runs in f16)")]
     if s.speculate not in (0, 1, 2):
-        return [("speculate", f"{s.speculate} must be 0 (the tile's max first), 1 (P with the running max, the tile's max "
-                         f"beside it) or 2 (1 with the move read off P)")]
+        return [("speculate", f"{s.speculate} must be 0 (the tile's max first), 1 (P with the running max, the "
+                              f"tile's max beside it) or 2 (1 with the move read off P)")]
     if s.speculate and s.pv != 16:
-        return [("speculate", f"{s.speculate} needs pv 16 (P made before the max is known needs f16's room above the lazy max)")]
+        return [("speculate", f"{s.speculate} needs pv 16 (P made before the max is known needs f16's room above "
+                              f"the lazy max)")]
     return []
 
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # FRESH (a row block's first tile skips the speculative P) against PMAX without it ("pmxfr" harness kernels), timed in
 # alternating rounds while the library builds; then the GPU suite and bench_attn on the built library.
+# Ran at 1279076 (tuning/results/probe_attn_fresh_h200_times.txt, where the FRESH kernels are "pmx" and those without it
+# "pmxnf"); FRESH lost on the packed-V kernels and was removed from the header after it, with its harness kernels:
+# check out 1279076 to run it again.
 # Usage (GPU machine, repo root, harness built as build-probe/attn): KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_fresh_run.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}

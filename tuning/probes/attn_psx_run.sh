@@ -3,6 +3,8 @@
 # three consumers at head dim 128, and the bm 64 packed-V kernels of head dims 64 and 128; checks, then two
 # alternating timing rounds against the shipped kernels. With NCU=1 also the full ncu set and the SASS source page
 # (warp-stall samples) of the shipped head-dim-128 kernel at 4x32x4096x128, and its SASS.
+# The "sx" kernels (S in two halves, SSPLIT) lost and were removed from the header and the harness after f139bf4; the
+# timing filters still name them (they then match nothing).
 # Usage (GPU machine, repo root, harness built with -lineinfo as build-probe/attn):
 #   OUT=<dir> [NCU=1] bash tuning/probes/attn_psx_run.sh
 set -uo pipefail

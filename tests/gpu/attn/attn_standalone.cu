@@ -317,22 +317,8 @@ using W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16 = WVpre<W_attn_wg_m64_d64_s1_pv16
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16 = WPs<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16)
-// S in two halves of 64 keys (SSPLIT, with the speculative P): the softmax starts on the first half ("sx" names)
-template <class B> struct WSsplit : B {
-    static constexpr int SSPLIT = 1;
-};
-using W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<W_attn_wg_d128_s1_spec_psx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16)
-using W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_d128_s1_st3_psx_vpre_e4m3_bf16>>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16)
 using W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16 = WSpec<W_attn_wg_d64_s1_ps16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16)
-using W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16)
-using W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16>>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16)
-using W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16 = WSsplit<WSpec<W_attn_wg_d128_s1_ps16_fe1_e4m3_bf16>>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16)
 // the moved max read off the f16 P (PMAX, with the speculative P): "pmx" names
 template <class B> struct WPmax : B {
     static constexpr int PMAX = 1, SPEC = 1;
@@ -365,20 +351,6 @@ using W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv1
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)
-// PMAX with FRESH (a row block's first tile skips the speculative P; off by default): "pmxfr" names. (At 1279076,
-// whose timings tuning/results/probe_attn_fresh_h200_times.txt holds, FRESH was on by default: "pmx" there is with it
-// and "pmxfr" without.)
-template <class B> struct WFresh : B {
-    static constexpr int FRESH = 1;
-};
-using W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16)
-using W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16)
-using W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16 = WFresh<W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16)
-using W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16 = WFresh<W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16>;
-KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -1101,12 +1073,7 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16",
           "attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16",
           "attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16",
           "attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16",
-          "attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16",
-          "attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16",
           "attn_wg_d128_s1_pmx_vpre_e4m3_bf16",
           "attn_wg_d64_s1_pmx_vpre_e4m3_bf16",
           "attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16",
@@ -1120,11 +1087,7 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_n64_pmx_e4m3_bf16",
           "attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16",
           "attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16",
-          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16",
-          "attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16",
-          "attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16",
-          "attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16"})
+          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1294,12 +1257,7 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_psx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_psx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16, W_attn_wg_d128_s1_st3_sx_psx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_spec_psx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_d64_s1_sx_psx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_sx_psx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16, W_attn_wg_d128_s1_sx_psx_fe1_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_d64_s1_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16),
@@ -1313,11 +1271,7 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmxfr_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmxfr_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmxfr_fe1_e4m3_bf16)})
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
