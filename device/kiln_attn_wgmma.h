@@ -203,6 +203,12 @@ KILN_ATTN_OPTION(AttnSpec, SPEC, -1)
 // max. H200 harness (tuning/results/probe_attn_pmax_h200_times.txt): head dim 128 +11-14 % over SPEC 0, 64 (bm 192)
 // +4-6 %, 256 +4-5 %.
 KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
+// C::PERSIST (optional, default 0): the CTA takes work units from the order of kiln_attn_abi.h (kiln_attn_work_grid
+// sizes the 1-D grid and sets work_pairs) instead of one query block of the 3-D grid. Between two items the producer
+// loads the next item's Q (once the consumers' last S of the item has read Q) and first key tiles while the consumers
+// finish P V and write O, and the CTA is not launched again; K and V^T stages and their barrier phases run on across
+// items.
+KILN_ATTN_OPTION(AttnPersist, PERSIST, 0)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -212,6 +218,7 @@ template <class C> struct AttnWgmma {
     static constexpr int LAZY = AttnLazy<C>::value;
     static constexpr bool SPEC = AttnSpec<C>::value > 0 || (AttnSpec<C>::value < 0 && CW == 3 && PV16 && LAZY > 0);
     static constexpr bool PMAX = AttnPmax<C>::value != 0;
+    static constexpr bool PERSIST = AttnPersist<C>::value != 0;
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -237,8 +244,8 @@ template <class C> struct AttnWgmma {
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
     static constexpr bool VT16_PERM = PV16 && !VPRE;  // V^T's columns permuted inside each 16 (transpose16)
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
-    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW]
-    static constexpr int NBARS = 1 + 4 * ST + VRAW;
+    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
+    static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
     static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
@@ -246,8 +253,14 @@ template <class C> struct AttnWgmma {
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer fits 40 (at
     // 32 it spills), which leaves the consumers 232; with three, 152 (160 where V^T comes prepacked and the producer
     // is one thread issuing TMA, which fits 24).
-    static constexpr int PRODUCER_REGS = CW == 3 ? (VPRE ? 24 : 40) : CW == 2 ? 40 : 56;
-    static constexpr int CONSUMER_REGS = CW == 3 ? (VPRE ? 160 : 152) : CW == 2 ? 232 : 240;
+    // PERSIST with two consumers: beside the transposer the producer keeps 56 (its item loop spilled at 40) and the
+    // consumers get 224; with a prepacked V^T the producer is one TMA thread at 24 and the consumers get 240 (their
+    // item loop spilled 12-48 bytes at 232, head dim 256).
+    static constexpr bool WIDE_PRODUCER = PERSIST && !VPRE && CW == 2, THIN_PRODUCER = PERSIST && VPRE && CW == 2;
+    static constexpr int PRODUCER_REGS =
+        CW == 3 ? (VPRE ? 24 : 40) : CW == 2 ? (WIDE_PRODUCER ? 56 : THIN_PRODUCER ? 24 : 40) : 56;
+    static constexpr int CONSUMER_REGS =
+        CW == 3 ? (VPRE ? 160 : 152) : CW == 2 ? (WIDE_PRODUCER ? 224 : THIN_PRODUCER ? 240 : 232) : 240;
     static_assert(128 * PRODUCER_REGS + 128 * CW * CONSUMER_REGS <= 128 * (1 + CW) * (65536 / (128 * (1 + CW)) / 8 * 8),
                   "setmaxnreg asks for more registers than the CTA was launched with");
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
@@ -280,7 +293,61 @@ template <class C> struct AttnWgmma {
         KILN_DEVICE uint64_t *vtfull(int s) const { return base + 1 + 2 * ST + s; }
         KILN_DEVICE uint64_t *vtempty(int s) const { return base + 1 + 3 * ST + s; }
         KILN_DEVICE uint64_t *vfull(int s) const { return base + 1 + 4 * ST + s; }
+        KILN_DEVICE uint64_t *qempty() const { return base + 1 + 4 * ST + VRAW; }
     };
+
+    // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen), and
+    // where its tiles start in the CTA's sequence of items: the ring's tile count before it (tb) and its index (it:
+    // Q's barrier phase). 32-bit throughout: the transposing producer has 40 registers a thread.
+    struct Item {
+        int b, h, m0, len_q, len_k, q_first, k_first, tb, it;
+        KILN_DEVICE int n_tiles(const kiln_attn_params &p) const {
+            const int n_end = p.causal ? min(len_k, m0 + BM + len_k - len_q) : len_k;
+            return n_end > 0 ? (n_end + BN - 1) / BN : 0;
+        }
+    };
+    // Calls f(item) for each of the CTA's items (a query block past its sequence's rows is no item); both roles walk
+    // the same order. Without PERSIST: block x (the last first, causal) of head y of sequence z. With it, the units of
+    // kiln_attn_abi.h's work order (the runtime keeps their count below 2^31).
+    template <class F> KILN_DEVICE static void for_each_item(const kiln_attn_params &p, F &&f) {
+        // (one call site of f: the consumers' whole loop is inlined once)
+        Item w{};
+        if constexpr (!PERSIST) {
+            w.b = (int)blockIdx.z, w.h = (int)blockIdx.y;
+            w.m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
+            const AttnSeq sq = attn_seq<true>(p, w.b);
+            w.len_q = sq.len_q, w.len_k = sq.len_k, w.q_first = (int)sq.q_first, w.k_first = (int)sq.k_first;
+            if (w.m0 < w.len_q) f(w);
+            return;
+        }
+        const int units = (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
+#pragma unroll 1
+        for (int u = (int)blockIdx.x; u < units; u += (int)gridDim.x) {
+            int blk0, blk1 = -1;  // the unit's query blocks (blk1: the mirror, or none)
+            {
+                const int nblk = (p.seqlen_q + BM - 1) / BM, hb_all = p.batch * p.heads_q;
+                const bool pairs = p.work_pairs && p.causal;
+                const int per = pairs ? (nblk + 1) / 2 : nblk;  // units of a (batch, head)
+                const int sec = p.work_heads;
+                const int s0 = u / (sec * per) * sec, n = min(sec, hb_all - s0), r = u - s0 * per;
+                const int x = r / n, hb = s0 + r % n;
+                w.b = hb / p.heads_q, w.h = hb % p.heads_q;
+                blk0 = p.causal ? nblk - 1 - x : x;
+                if (pairs && x != nblk - 1 - x) blk1 = x;
+            }
+            const AttnSeq sq = attn_seq<true>(p, w.b);
+            w.len_q = sq.len_q, w.len_k = sq.len_k, w.q_first = (int)sq.q_first, w.k_first = (int)sq.k_first;
+#pragma unroll 1
+            for (int k = 0; k < 2; ++k) {
+                const int blk = k == 0 ? blk0 : blk1;
+                if (blk < 0 || blk * BM >= w.len_q) continue;
+                w.m0 = blk * BM;
+                f(w);
+                w.tb += NPASS * w.n_tiles(p);
+                ++w.it;
+            }
+        }
+    }
 
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
     KILN_DEVICE static void load_rows(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int rows, int head,
@@ -386,18 +453,20 @@ template <class C> struct AttnWgmma {
 
     // VPRE's producer, one thread: Q, then per key tile its K tile and its V^T tile (BN / 64 boxes of 64 keys x D), each
     // into its ring stage once the consumers have released the stage.
+    // Q waits for the consumers' release of the previous item's Q (qempty); the ring's stages and phases count on
+    // from the item's first tile tb.
     KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
-                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles) {
-        sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
+                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles, int tb, int it) {
+        if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
         sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
         load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
-            const int st = t % ST, row = krow0 + t * BN;
-            const uint32_t ph = (uint32_t)((t / ST) - 1) & 1;
-            if (t >= ST) sm90::mbar_wait(bars.kempty(st), ph);
+            const int tg = tb + t, st = tg % ST, row = krow0 + t * BN;
+            const uint32_t ph = (uint32_t)((tg / ST) - 1) & 1;
+            if (tg >= ST) sm90::mbar_wait(bars.kempty(st), ph);
             sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
             load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
-            if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ph);
+            if (tg >= ST) sm90::mbar_wait(bars.vtempty(st), ph);
             sm90::mbar_arrive_expect_tx(bars.vtfull(st), D * BN * 2);  // (PSUM's ones rows are not loaded)
 #pragma unroll
             for (int pnl = 0; pnl < BN / 64; ++pnl)
@@ -408,17 +477,13 @@ template <class C> struct AttnWgmma {
 
     KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem) {
         const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
-        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
-        const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
+        if constexpr (!PERSIST) {  // the whole CTA, before any barrier: a query block past its sequence's rows
+            const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
+            if (m0 >= attn_seq<true>(p, (int)blockIdx.z).len_q) return;
+        }
         const bool varlen = p.cu_seqlens_q != nullptr;
-        const AttnSeq sq = attn_seq<true>(p, b);
-        if (m0 >= sq.len_q) return;  // the whole CTA: before any barrier
-        const int kvh = h / (p.heads_q / p.heads_kv);
-        const int off = sq.len_k - sq.len_q;
-        const int n_end = p.causal ? min(sq.len_k, m0 + BM + off) : sq.len_k;
-        const int n_tiles = n_end > 0 ? (n_end + BN - 1) / BN : 0;
-        const int qrow0 = varlen ? (int)sq.q_first + m0 : m0, krow0 = varlen ? (int)sq.k_first : 0;
-        const int bc = varlen ? 0 : b;  // the maps' batch coordinate
+        const int bc_fixed = varlen ? 0 : -1;  // the maps' batch coordinate: 0 with varlen, else the sequence's
+        const int group = p.heads_q / p.heads_kv;
 
         Bars bars{reinterpret_cast<uint64_t *>(smem + OFF_BAR)};
         if (tid == 0) {
@@ -432,6 +497,7 @@ template <class C> struct AttnWgmma {
             sm90::mbar_init(bars.vfull(0), 1);
             sm90::mbar_init(bars.vfull(1), 1);
             for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
+            sm90::mbar_init(bars.qempty(), CONSUMER_WARPS);
             sm90::mbar_init_fence();
         }
         if constexpr (PV16 && PSUM) {  // rows DV .. DV + 7 of every f16 V^T panel: ones (neither TMA nor the transposer
@@ -446,90 +512,102 @@ template <class C> struct AttnWgmma {
 
         if (wg == 0) {
             sm90::regs_dealloc<PRODUCER_REGS>();
+            if (tid == 0) sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
             if constexpr (VPRE) {
-                if (tid == 0) produce_vpre(maps, smem, bars, h, kvh, qrow0, krow0, bc, b, n_tiles);
+                if (tid == 0)
+                    for_each_item(p, [&](const Item &w) {
+                        produce_vpre(maps, smem, bars, w.h, w.h / group, varlen ? w.q_first + w.m0 : w.m0,
+                                     varlen ? w.k_first : 0, bc_fixed < 0 ? w.b : 0, w.b, w.n_tiles(p), w.tb, w.it);
+                    });
                 return;
             }
             const Vt16Lanes vt16 = vt16_lanes(warp, lane);  // (PV16 only)
-            // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass.
-            const int total = NPASS * n_tiles;
-            // K tile t into its ring stage; raw V tile t into buffer t % VRAW, which the transpose of tile t - VRAW
-            // read last (the named barrier below). With VRAW > 2 raw V runs VRAW - 1 tiles ahead of K's one.
-            auto issue_k = [&](int t, int row) {
-                const int st = t % ST;
-                sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
-                load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
-            };
-            auto issue_v = [&](int t, int pass, int row) {
-                const int vb = vr_slot(t);
-                sm90::mbar_arrive_expect_tx(bars.vfull(vb), VR_BYTES);
-                if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
-                    load_rows(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), BN, kvh, row, bc);
-                else
-                    sm90::tma_load_4d(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), pass * DV, kvh, row, bc);
-            };
-            auto pass_of = [&](int t) { return NPASS == 1 ? 0 : t / n_tiles; };
-            auto row_of = [&](int t, int pass) { return krow0 + (t - pass * n_tiles) * BN; };
-            auto load_kv = [&](int t) {
-                const int pass = pass_of(t), row = row_of(t, pass);
-                issue_k(t, row);
-                issue_v(t, pass, row);
-            };
-            auto load_k = [&](int t) { issue_k(t, row_of(t, pass_of(t))); };
-            auto load_v = [&](int t) {
-                const int pass = pass_of(t);
-                issue_v(t, pass, row_of(t, pass));
-            };
-            if (tid == 0) {
-                sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
-                sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
-                load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
-                if constexpr (VRAW == 2) {
-                    if (total > 0) load_kv(0);
-                } else {
-                    if (total > 0) load_k(0);
-                    for (int v = 0; v < VRAW - 1 && v < total; ++v) load_v(v);
-                }
-            }
             if (PSUM && !PV16) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
                 for (int i = tid; i < ST * 2 * BN; i += 128)
                     sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
                                   Fp8Ones<T8>::x4);
             }
-            for (int t = 0; t < total; ++t) {
-                if constexpr (VRAW == 2) {
-                    if (tid == 0 && t + 1 < total) {
-                        if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
-                        load_kv(t + 1);
-                    }
-                } else if (tid == 0) {
-                    if (t + VRAW - 1 < total) load_v(t + VRAW - 1);
-                    if (t + 1 < total) {
-                        if (t + 1 >= ST) sm90::mbar_wait(bars.kempty((t + 1) % ST), (((t + 1) / ST) - 1) & 1);
-                        load_k(t + 1);
+            for_each_item(p, [&](const Item &w) {
+                const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = bc_fixed < 0 ? w.b : 0, tb = w.tb;
+                const int qrow0 = varlen ? w.q_first + w.m0 : w.m0, krow0 = varlen ? w.k_first : 0;
+                // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass;
+                // the ring's stages, raw V buffers and phases count tb + t. K tile t into its ring stage; raw V tile
+                // t into buffer (tb + t) % VRAW, which the transpose of tile t - VRAW read last (the named barrier
+                // below). With VRAW > 2 raw V runs VRAW - 1 tiles ahead of K's one.
+                const int total = NPASS * n_tiles;
+                auto issue_k = [&](int t, int row) {
+                    const int st = (tb + t) % ST;
+                    sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
+                    load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
+                };
+                auto issue_v = [&](int t, int pass, int row) {
+                    const int vb = vr_slot(tb + t);
+                    sm90::mbar_arrive_expect_tx(bars.vfull(vb), VR_BYTES);
+                    if constexpr (PV16)  // the whole [BN][D] tile, in D / RB panels as K
+                        load_rows(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), BN, kvh, row, bc);
+                    else
+                        sm90::tma_load_4d(smem + OFF_VR + vb * VR_BYTES, &maps.v, bars.vfull(vb), pass * DV, kvh, row,
+                                          bc);
+                };
+                auto pass_of = [&](int t) { return NPASS == 1 ? 0 : t / n_tiles; };
+                auto row_of = [&](int t, int pass) { return krow0 + (t - pass * n_tiles) * BN; };
+                auto wait_k_stage = [&](int t) {  // K tile t's stage, released by the tile ST before it
+                    const int tg = tb + t;
+                    if (tg >= ST) sm90::mbar_wait(bars.kempty(tg % ST), ((tg / ST) - 1) & 1);
+                };
+                auto load_kv = [&](int t) {
+                    const int pass = pass_of(t), row = row_of(t, pass);
+                    issue_k(t, row);
+                    issue_v(t, pass, row);
+                };
+                auto load_k = [&](int t) { issue_k(t, row_of(t, pass_of(t))); };
+                auto load_v = [&](int t) {
+                    const int pass = pass_of(t);
+                    issue_v(t, pass, row_of(t, pass));
+                };
+                if (tid == 0) {
+                    if (w.it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(w.it - 1) & 1);
+                    sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
+                    load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, w.h, qrow0, bc);
+                    if constexpr (VRAW == 2) {
+                        if (total > 0) wait_k_stage(0), load_kv(0);
+                    } else {
+                        if (total > 0) wait_k_stage(0), load_k(0);
+                        for (int v = 0; v < VRAW - 1 && v < total; ++v) load_v(v);
                     }
                 }
-                const int st = t % ST;
-                const int vb = vr_slot(t);
-                sm90::mbar_wait(bars.vfull(vb), (uint32_t)(vr_use(t) & 1));
-                if (t >= ST) sm90::mbar_wait(bars.vtempty(st), ((t / ST) - 1) & 1);
+                for (int t = 0; t < total; ++t) {
+                    if constexpr (VRAW == 2) {
+                        if (tid == 0 && t + 1 < total) wait_k_stage(t + 1), load_kv(t + 1);
+                    } else if (tid == 0) {
+                        if (t + VRAW - 1 < total) load_v(t + VRAW - 1);
+                        if (t + 1 < total) wait_k_stage(t + 1), load_k(t + 1);
+                    }
+                    const int tg = tb + t, st = tg % ST;
+                    const int vb = vr_slot(tg);
+                    sm90::mbar_wait(bars.vfull(vb), (uint32_t)(vr_use(tg) & 1));
+                    if (tg >= ST) sm90::mbar_wait(bars.vtempty(st), ((tg / ST) - 1) & 1);
 #ifdef KILN_PROBE_NO_TRANSPOSE  // timing probe only (the results are wrong): what a V^T loaded as it is would save
-                if (false)
+                    if (false)
 #endif
-                if constexpr (PV16)
-                    transpose16(smem_addr(smem + OFF_VR + vb * VR_BYTES), smem_addr(smem + OFF_VT + st * VT_BYTES),
-                                vt16);
-                else
-                    transpose(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
-                sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
-                sm90::named_barrier(1, 128);
-                if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
-            }
+                    if constexpr (PV16)
+                        transpose16(smem_addr(smem + OFF_VR + vb * VR_BYTES),
+                                    smem_addr(smem + OFF_VT + st * VT_BYTES), vt16);
+                    else
+                        transpose(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
+                    sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
+                    sm90::named_barrier(1, 128);
+                    if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
+                }
+            });
             return;
         }
 
         sm90::regs_alloc<CONSUMER_REGS>();
-        consume(p, smem, bars, wg - 1, warp, lane, m0, n_tiles, off, sq.len_k);
+        for_each_item(p, [&](const Item &w) {
+            consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k, w.tb,
+                    w.it);
+        });
     }
 
     // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
@@ -811,9 +889,9 @@ template <class C> struct AttnWgmma {
             for (int e = 0; e < 4; ++e) sm90::fence_reg(pa[i][e]);
     }
 
+    // One item (query block m0 of head h of sequence b, its tiles from tb in the ring's count, its index it).
     KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
-                                    int lane, int m0, int n_tiles, int off, int len_k) {
-        const int b = (int)blockIdx.z, h = (int)blockIdx.y;
+                                    int lane, int b, int h, int m0, int n_tiles, int off, int len_k, int tb, int it) {
         const int64_t di = attn_descale_index(p, b, h);
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
@@ -825,13 +903,13 @@ template <class C> struct AttnWgmma {
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PV_STEPS][4];
         const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
-        // Ring slots and phases follow the load order t = t0 + j (t0 = pass * n_tiles); tile j's keys are j * BN...
-        int t0 = 0;
+        // Ring slots and phases follow the load order t = t0 + j (t0 = tb + pass * n_tiles); tile j's keys are j * BN...
+        int t0 = tb;
         auto slot = [&](int j) { return (t0 + j) % ST; };
         auto phase = [&](int j) { return (uint32_t)((t0 + j) / ST) & 1; };
         auto k_base = [&](int j) { return smem_addr(smem + OFF_K + slot(j) * KV_BYTES); };
         auto vt_base = [&](int j) { return smem_addr(smem + OFF_VT + slot(j) * VT_BYTES); };
-        // (unrolled: with one pass t0 is the constant 0)
+        // (without PERSIST and with one pass t0 is the constant 0)
         // A tile needs the key compares when it reaches past the keys or, causal, past the CTA's first row's last key:
         // the same for the whole CTA (a warp's own first row would make the softmax branch divergent for ptxas, which
         // then serializes the wgmma whose P registers it writes), at the price of masking a few tiles needlessly.
@@ -839,11 +917,17 @@ template <class C> struct AttnWgmma {
             const int n0 = j * BN;
             return n0 + BN > len_k || (p.causal && n0 + BN - 1 > m0 + off);
         };
-        sm90::mbar_wait(bars.q(), 0);
+        // Q is read by the S of the last pass's last tile for the last time: then each warp releases it to the
+        // producer (the next item's Q), or at once where the item has no key tile.
+        auto release_q = [&](int pass, int j) {
+            if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty());
+        };
+        sm90::mbar_wait(bars.q(), (uint32_t)it & 1);  // (also with no key tile: Q's load must have landed)
+        if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty());
 
 #pragma unroll 1  // (unrolled, head dim 256's two passes hold more registers: bn 128 spilled at 224 a thread)
         for (int pass = 0; pass < NPASS; ++pass) {
-            t0 = pass * n_tiles;
+            t0 = tb + pass * n_tiles;
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) r.m[hh] = -INFINITY, r.l[hh] = 0.f;
 #pragma unroll
@@ -870,6 +954,7 @@ template <class C> struct AttnWgmma {
                         sm90::mbar_arrive(bars.kempty(slot(j)));
                         if (j > 0) sm90::mbar_arrive(bars.vtempty(slot(j - 1)));
                     }
+                    release_q(pass, j);
                     if (TURNS) sm90::named_barrier(2 + cw, 256);
                     softmax(s, pa, r, corr, j * BN, masked(j), q4);
                     if (TURNS) sm90::named_arrive(CW == 2 ? 3 - cw : 2 + (cw + 1) % CW, 256);  // the next in the ring
@@ -904,6 +989,7 @@ template <class C> struct AttnWgmma {
                 sm90::wgmma_wait<0>();
                 sm90::fence_regs(s);
                 if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(0)));
+                release_q(pass, 0);
                 softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
                 // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile
                 // to tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas,
@@ -919,6 +1005,7 @@ template <class C> struct AttnWgmma {
                     sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
                     sm90::fence_regs(s);
                     if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(j)));
+                    release_q(pass, j);
                     softmax(s, nxt, r, corr, j * BN, masked(j), q4);
                     sm90::wgmma_wait<0>();  // P V(j - 1) done: O and cur are free
                     sm90::fence_regs(o);
@@ -948,15 +1035,15 @@ template <class C> struct AttnWgmma {
             sm90::fence_regs(o);
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
-            epilogue(p, o, r.m, r.l, r.wr0, pass);
+            epilogue(p, o, r.m, r.l, r.wr0, pass, b, h);
         }
     }
 
     // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse).
     KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const float (&mrow)[2],
-                                     const float (&lrow)[2], int wr0, int pass) {
+                                     const float (&lrow)[2], int wr0, int pass, int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
-        const AttnOut<TO> out(p, (int)blockIdx.z, (int)blockIdx.y);
+        const AttnOut<TO> out(p, b, h);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with

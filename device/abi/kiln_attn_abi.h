@@ -13,7 +13,8 @@
  * elements (16-byte copies); o 8-byte aligned with strides multiples of 4 elements; head_dim equal to the kernel's D;
  * o_dtype equal to the kernel's output type; heads_q % heads_kv == 0; softmax_scale and descales positive.
  * Launch: grid = (ceil(seqlen_q / BM), heads_q, batch), block = 32 * warps, dynamic shared memory = the config's
- * bytes (device/kiln_attn_mma.h). */
+ * bytes (device/kiln_attn_mma.h); a persistent wgmma kernel (C::PERSIST): grid (kiln_attn_work_grid, 1, 1) over the
+ * work order below. */
 #ifndef KILN_ATTN_ABI_H
 #define KILN_ATTN_ABI_H
 
@@ -21,7 +22,7 @@
 
 #include "kiln_abi.h" /* kiln_tma_desc */
 
-#define KILN_ATTN_ABI_VERSION 2
+#define KILN_ATTN_ABI_VERSION 3
 
 typedef struct kiln_attn_params {
     const void *q;                /* fp8 queries */
@@ -51,7 +52,85 @@ typedef struct kiln_attn_params {
     float softmax_scale;          /* multiplies Q K^T (typically 1/sqrt(D)); q and k descales are applied on top */
     int32_t causal;               /* 0 or 1 */
     int32_t o_dtype;              /* kiln_dtype of o: KILN_DTYPE_F16 (1) or KILN_DTYPE_BF16 (2) */
+    int32_t work_pairs;           /* persistent wgmma kernels only (kiln_attn_work_grid sets both; the other kernels */
+    int32_t work_heads;           /*   ignore them): 1 = a causal unit is a query block and its mirror; (batch, head) */
+                                  /*   pairs a section of the work order */
 } kiln_attn_params;
+
+#if defined(__CUDACC__) /* (the AMD kernels take no persistent order: host only there) */
+#define KILN_ATTN_HD __host__ __device__
+#else
+#define KILN_ATTN_HD
+#endif
+
+/* The work order of the persistent wgmma kernels. A work item is one query block (BM rows) of one (batch, query
+ * head); a unit is one item or, with work_pairs (causal only), the blocks x and nblk - 1 - x of one (batch, head),
+ * whose key tiles add up to about the same count for every x. Units go in sections of work_heads (batch, head) pairs
+ * (query heads of one key/value head are neighbours): in a section, unit x of every pair, then x + 1; the longest
+ * blocks (causal) first. CTA c takes units c, c + grid, c + 2 grid, ...
+ * A section's K and V bytes: about what one wave of CTAs reads in the head-by-head order (4 heads of 4096 keys at
+ * head dim 128, 1.5 MB each). Sections of 24 MB (16 such heads) lost 6 % against that order at 4x32x4096x128
+ * non-causal, and 3-6 % at 1x16x16384x128 (H200 harness). */
+#define KILN_ATTN_WORK_L2_BYTES (6ll << 20)
+/* The launch cost of a CTA (start, Q and first K loads, pipeline fill, O's stores) and the cost between two items of a
+ * persistent CTA, in key tiles of 128 x 128 at head dim 128 (H200 harness: fitted to causal 4x32x4096x128, where pairs
+ * on 132 CTAs won 4.7 %, and 1x16x16384x128, where one CTA a block won 1.7 %). */
+#define KILN_ATTN_WORK_CTA_TILES 2.5
+#define KILN_ATTN_WORK_ITEM_TILES 0.8
+
+/* Units of a problem, for a kernel of bm query rows. */
+static inline KILN_ATTN_HD int64_t kiln_attn_work_units(const kiln_attn_params *p, int bm, int pairs)
+{
+    const int64_t nblk = ((int64_t)p->seqlen_q + bm - 1) / bm;
+    return (int64_t)p->batch * p->heads_q * (pairs ? (nblk + 1) / 2 : nblk);
+}
+
+/* Key tiles of causal query block x (fixed lengths, the mask aligned to the bottom right). */
+static inline int64_t kiln_attn_causal_tiles(const kiln_attn_params *p, int bm, int bn, int64_t x)
+{
+    int64_t end = (x + 1) * bm + (int64_t)p->seqlen_k - p->seqlen_q;
+    end = end < p->seqlen_k ? end : p->seqlen_k;
+    return end > 0 ? (end + bn - 1) / bn : 0;
+}
+
+/* Grid x of a persistent wgmma kernel (bm x bn tiles) on `sms` SMs (one CTA an SM); sets p->work_pairs and
+ * p->work_heads. Non-causal items are all alike: at most `sms` CTAs, each taking its share. Causal fixed-length
+ * problems take the mirrored pairs where the estimate (every CTA ceil(pairs / sms) pairs of the longest sum) beats one
+ * CTA an item (the items' tiles and launches spread evenly: the hardware hands out CTAs as SMs free up, the longest
+ * causal blocks first); so does varlen, whose sequences differ. */
+static inline int64_t kiln_attn_work_grid(kiln_attn_params *p, int bm, int bn, int sms)
+{
+    const int64_t group = p->heads_kv > 0 && p->heads_q / p->heads_kv > 1 ? p->heads_q / p->heads_kv : 1;
+    const int64_t per_kv = (int64_t)(p->seqlen_k > 0 ? p->seqlen_k : 1) * p->head_dim * 3; /* fp8 K, f16 V^T */
+    const int64_t kv = KILN_ATTN_WORK_L2_BYTES / per_kv, hb = (int64_t)p->batch * p->heads_q;
+    const int64_t heads = (kv > 1 ? kv : 1) * group;
+    p->work_heads = (int32_t)(heads < hb ? heads : hb > 0 ? hb : 1);
+    p->work_pairs = 0;
+    const int64_t single = kiln_attn_work_units(p, bm, 0);
+    if (sms <= 0 || p->cu_seqlens_q)
+        return single;
+    if (!p->causal)
+        return single < sms ? single : sms;
+    const int64_t nblk = ((int64_t)p->seqlen_q + bm - 1) / bm, paired = kiln_attn_work_units(p, bm, 1);
+    if (paired < sms || nblk > (1 << 16)) /* (a model of 2^16 blocks is not worth its loop: one CTA an item) */
+        return single;
+    const double scale = (128.0 * 128 * 128) / ((double)bm * bn * p->head_dim); /* a standard tile in the kernel's */
+    const double cta = KILN_ATTN_WORK_CTA_TILES * scale, item = KILN_ATTN_WORK_ITEM_TILES * scale;
+    double tiles = 0, longest = 0;
+    for (int64_t x = 0; x < (nblk + 1) / 2; x++) {
+        const int64_t a = kiln_attn_causal_tiles(p, bm, bn, nblk - 1 - x);
+        const int64_t b = x != nblk - 1 - x ? kiln_attn_causal_tiles(p, bm, bn, x) : 0;
+        const double pair = (double)(a + b) + (x != nblk - 1 - x ? 2 : 1) * item;
+        longest = pair > longest ? pair : longest;
+        tiles += (double)(a + b);
+    }
+    const double t_pairs = (double)((paired + sms - 1) / sms) * longest;
+    const double t_single = ((double)hb * tiles + (double)single * cta) / sms;
+    if (t_pairs >= t_single)
+        return single;
+    p->work_pairs = 1;
+    return sms;
+}
 
 /* The argument of the wgmma family (sm_90a, device/kiln_attn_wgmma.h): tensor maps of Q, K and V, encoded by the
  * runtime, before the params. Each map is 4-D {head_dim, heads, seqlen, batch} over the fp8 bytes (strides: head,

@@ -73,6 +73,10 @@ PARAMS = (
                                "v_packed = 1): TMA writes the V^T stages as the consumers read them, so the producer "
                                "neither widens nor transposes V and keeps no raw V tiles; needs pv 16. Such a kernel "
                                "takes only problems with a packed V, the others only problems without"),
+    AttnParam("persist", "PE", 0, "wgmma: 1 makes the CTAs persistent: the runtime launches at most one a SM over a "
+                                  "work order of query blocks (kiln_attn_abi.h: sections of heads whose K and V fit "
+                                  "in L2, causal blocks paired with their mirror), and the producer loads the next "
+                                  "block's Q and key tiles while the consumers finish the last one; needs pv 16"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -182,7 +186,10 @@ WGMMA_REGS_VPRE_192 = 132
 
 
 def _wgmma_reg_limit(s: "AttnSolution") -> int:
-    return WGMMA_REGS_VPRE_192 if s.bm == 192 and s.vpre else WGMMA_REGS[s.bm]
+    # persist at bm 128 (kiln_attn_wgmma.h WIDE_PRODUCER, THIN_PRODUCER): beside the transposer the producer keeps 56
+    # (its item loop spilled at 40) and the consumers get 224; with vpre the producer keeps 24 and they get 240
+    shift = (8 if s.vpre else -8) if s.persist and s.bm == 128 else 0
+    return WGMMA_REGS_VPRE_192 if s.bm == 192 and s.vpre else WGMMA_REGS[s.bm] + shift
 
 
 def _wgmma_dv(s: "AttnSolution") -> int:
@@ -207,12 +214,12 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
-    raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2) and 1024 bytes to align the
-    base for the swizzle."""
+    raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
+    the base for the swizzle."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
     return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-            + 8 * (1 + 4 * s.stages + 2) + 1024)
+            + 8 * (1 + 4 * s.stages + 2 + 1) + 1024)
 
 
 def _wgmma_pv_rules(s: "AttnSolution") -> list:
@@ -236,6 +243,10 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
     if s.speculate and s.pv != 16:
         return [("speculate", f"{s.speculate} needs pv 16 (P made before the max is known needs f16's room above "
                               f"the lazy max)")]
+    if s.persist not in (0, 1):
+        return [("persist", f"{s.persist} must be 0 (a CTA a query block) or 1 (persistent CTAs over the work order)")]
+    if s.persist and s.pv != 16:
+        return [("persist", "1 needs pv 16 (with fp8 P beside the transposing producer the item loop spills)")]
     return []
 
 
@@ -268,7 +279,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
             ("PROMOTE", s.promote), ("FEXP", s.fexp), ("SPEC", int(s.speculate > 0)), ("PMAX", int(s.speculate == 2)),
-            ("PV", s.pv), ("VPRE", s.vpre))
+            ("PV", s.pv), ("VPRE", s.vpre), ("PERSIST", s.persist))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types
@@ -315,7 +326,7 @@ def _wmma_ops(s: "AttnSolution") -> frozenset:
 
 FAMILIES = {
     Family.WGMMA: AttnFamily(Family.WGMMA, "kiln_attn_wgmma.h", "attn_wgmma.hip.j2",
-                             ("stages", "sched", "psum", "promote", "fexp", "speculate", "pv", "vpre"),
+                             ("stages", "sched", "psum", "promote", "fexp", "speculate", "pv", "vpre", "persist"),
                              threads=lambda s: 128 + 2 * s.bm,
                              lds_bytes=_wgmma_lds, rules=_wgmma_rules, constants=_wgmma_constants,
                              matrix_ops=lambda s: frozenset(), p_bits=lambda s: s.pv),
@@ -363,6 +374,7 @@ class AttnSolution:
     speculate: int = 0
     pv: int = 0
     vpre: int = 0
+    persist: int = 0
     occ: int = 0
 
     @property
@@ -508,4 +520,4 @@ def table_row(sol: AttnSolution) -> dict:
     return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
             "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
             "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes,
-            "p_bits": sol.p_bits, "v_packed": sol.vpre}
+            "p_bits": sol.p_bits, "v_packed": sol.vpre, "persistent": sol.persist}

@@ -620,8 +620,15 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
             return st;
     }
     /* validate bounded heads_q and batch by 65535 and seqlen_q by 2^31 - 1 */
-    const uint32_t grid[3] = {(uint32_t)((p->seqlen_q + sol->bm - 1) / sol->bm), (uint32_t)p->heads_q,
-                              (uint32_t)p->batch};
+    uint32_t grid[3] = {(uint32_t)((p->seqlen_q + sol->bm - 1) / sol->bm), (uint32_t)p->heads_q, (uint32_t)p->batch};
+    if (sol->persistent) { /* the kernel counts its units in 32 bits */
+        const int64_t units = kiln_attn_work_units(&P.p, sol->bm, 0);
+        if (units > INT32_MAX - (INT64_C(1) << 20))
+            return kiln_fail(KILN_STATUS_OVERFLOW,
+                             "batch x heads_q x query blocks = %" PRId64 " work units exceed what %s counts (2^31 - 2^20)",
+                             units, sol->name);
+        grid[0] = (uint32_t)kiln_attn_work_grid(&P.p, sol->bm, sol->bn, h->limits.sm_count), grid[1] = grid[2] = 1;
+    }
     const void *arg = sol->family == KILN_FAMILY_WGMMA ? (const void *)&P : (const void *)&P.p;
     size_t arg_bytes = sol->family == KILN_FAMILY_WGMMA ? sizeof P : sizeof P.p;
     st = h->backend->launch(h->dev, kernel, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,

@@ -156,6 +156,8 @@ typedef struct kiln_attn_solution {
     int p_bits;              /* P in the P V product: 8 (requantized to fp8, the FP8 recipe) or 16 (f16) */
     int v_packed;            /* 1: reads V^T packed by kiln_attn_pack_v (its code object holds the packer,
                               * "<name>_pack"), and takes only problems with v_packed = 1; 0: V as given */
+    int persistent;          /* 1: launched as kiln_attn_work_grid says (kiln_attn_abi.h: a 1-D grid of at most one
+                              * CTA an SM over the work order); 0: grid (ceil(seqlen_q / bm), heads_q, batch) */
 } kiln_attn_solution;
 
 extern const kiln_attn_solution kiln_attn_solutions[];

@@ -34,7 +34,8 @@ enum {
     FAKE_ATTN_MMA_F16 = 6,    /* e4m3 -> f16, head_dim 128, 128 rows, the mma family */
     FAKE_ATTN_WGMMA_F16 = 7,  /* e4m3 -> f16, head_dim 128, 128 rows, BN 64, the wgmma family (after the mma one),
                                * P in f16 (p_bits 16; every other fake: 8) */
-    FAKE_ATTN_VPRE_F16 = 8,   /* the same tile reading a V^T packed by kiln_attn_pack_v (v_packed 1; the others 0) */
+    FAKE_ATTN_VPRE_F16 = 8,   /* the same tile reading a V^T packed by kiln_attn_pack_v (v_packed 1; the others 0),
+                               * persistent (kiln_attn_work_grid; the others launch a CTA a query block) */
     FAKE_NUM_ATTN = 9
 };
 

@@ -394,6 +394,34 @@ static void test_packed_v(kiln_handle h)
           "V^T map strides %llu %llu %llu", (unsigned long long)ev->strides[0], (unsigned long long)ev->strides[1],
           (unsigned long long)ev->strides[2]);
     CHECK(fake.encode[0].elem_bytes == 1 && fake.encode[1].elem_bytes == 1, "Q and K maps stay fp8");
+    /* persistent: 3 x 8 heads x 8 query blocks = 192 units, non-causal: one CTA an SM (132) */
+    CHECK(fake.last[0].grid[0] == 132 && fake.last[0].grid[1] == 1 && fake.last[0].grid[2] == 1 &&
+              fake.last[0].attn.work_pairs == 0,
+          "persistent grid %u %u %u pairs %d", fake.last[0].grid[0], fake.last[0].grid[1], fake.last[0].grid[2],
+          fake.last[0].attn.work_pairs);
+    {
+        /* causal: 96 mirrored pairs would not fill the SMs: every query block its own CTA, longest first */
+        kiln_attn_problem pc = pp;
+        pc.causal = 1;
+        fake_reset();
+        EXPECT_HAS(h, kiln_attn_run(h, &pc, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(fake.launches == 1 && fake.last[0].grid[0] == 192 && fake.last[0].grid[1] == 1 &&
+                  fake.last[0].attn.work_pairs == 0,
+              "causal grid %u pairs %d", fake.last[0].grid[0], fake.last[0].attn.work_pairs);
+        /* 3 x 44 heads x 4 pairs = 528 units, 4 whole rounds of 132: pairs on 132 CTAs */
+        pc = attn(3, 44, 2, 1000, 777, 128);
+        pc.o_type = F16, pc.v_packed = 1, pc.causal = 1;
+        fake_reset();
+        EXPECT_HAS(h, kiln_attn_run(h, &pc, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(fake.launches == 1 && fake.last[0].grid[0] == 132 && fake.last[0].attn.work_pairs == 1,
+              "causal 4096 grid %u pairs %d", fake.last[0].grid[0], fake.last[0].attn.work_pairs);
+        /* 1 x 1 x 1 query block: one CTA */
+        kiln_attn_problem one = pp;
+        one.batch = 1, one.heads_q = 1, one.heads_kv = 1, one.seqlen_q = 100;
+        fake_reset();
+        EXPECT_HAS(h, kiln_attn_run(h, &one, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(fake.launches == 1 && fake.last[0].grid[0] == 1, "one block: grid %u", fake.last[0].grid[0]);
+    }
     /* a packed-V algo forced on a problem whose V is not packed (and the other way round): refused */
     kiln_algo vp = algos[0];
     EXPECT_HAS(h, kiln_attn_query(h, &pp, &vp, 1, &n), KILN_STATUS_SUCCESS, "");

@@ -441,10 +441,22 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         REQUIRE(s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
                     s->o_type == p.o_type && (!algo || algo->name_hash == s->name_hash),
                 "%s takes the problem", s->name);
-        REQUIRE(l->grid[0] == (uint32_t)((p.seqlen_q + s->bm - 1) / s->bm) && l->grid[1] == (uint32_t)p.heads_q &&
-                    l->grid[2] == (uint32_t)p.batch && l->block == (uint32_t)s->threads &&
-                    l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,
-                "%s: grid %u %u %u", s->name, l->grid[0], l->grid[1], l->grid[2]);
+        if (s->persistent) { /* the work order's grid (kiln_attn_abi.h), from the params the kernel got */
+            kiln_attn_params kp = l->attn;
+            const int64_t gx = kiln_attn_work_grid(&kp, s->bm, s->bn, fake_sm_count);
+            REQUIRE(gx >= 1 && l->grid[0] == (uint32_t)gx && l->grid[1] == 1 && l->grid[2] == 1 &&
+                        kp.work_pairs == l->attn.work_pairs && kp.work_heads == l->attn.work_heads &&
+                        l->attn.work_heads >= 1 && l->attn.work_heads <= (int64_t)p.batch * p.heads_q &&
+                        gx <= kiln_attn_work_units(&kp, s->bm, l->attn.work_pairs),
+                    "%s: persistent grid %u %u %u, pairs %d", s->name, l->grid[0], l->grid[1], l->grid[2],
+                    l->attn.work_pairs);
+        } else {
+            REQUIRE(l->grid[0] == (uint32_t)((p.seqlen_q + s->bm - 1) / s->bm) && l->grid[1] == (uint32_t)p.heads_q &&
+                        l->grid[2] == (uint32_t)p.batch,
+                    "%s: grid %u %u %u", s->name, l->grid[0], l->grid[1], l->grid[2]);
+        }
+        REQUIRE(l->block == (uint32_t)s->threads && l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,
+                "%s: block %u lds %u", s->name, l->block, l->lds);
         if (s->family == KILN_FAMILY_WGMMA)
             REQUIRE(fake.encodes == 3 && fake.encode[2].elem_bytes == (p.v_packed ? 2 : 1) &&
                         fake.encode[0].base == a.q && fake.encode[2].base == a.v,

@@ -100,10 +100,10 @@ def test_sm90_p_precision(lib, d):
         h = on_arch("sm90")
         st, names, text = query(lib, h, problem(lib, d=d), k=32)
         assert st == Status.SUCCESS, text
-        assert names[0].endswith("_PV16_VP0_WGMMA_SM90"), names
+        assert "_PV16_VP0_PE" in names[0] and names[0].endswith("_WGMMA_SM90"), names
         st, fp8, text = query(lib, h, problem(lib, d=d, fp8_p=1), k=32)
         assert st == Status.SUCCESS, text
-        assert fp8[0].endswith("_PV8_VP0_WGMMA_SM90"), fp8
+        assert fp8[0].endswith("_PV8_VP0_PE0_WGMMA_SM90"), fp8
         assert sorted(fp8) == sorted(names)  # a preference: the same candidates
         pv16 = [i for i, n in enumerate(fp8) if "_PV16_" in n]
         assert pv16 and min(pv16) > max(i for i, n in enumerate(fp8) if "_PV16_" not in n), fp8
@@ -124,7 +124,7 @@ def test_sm90_packed_v_takes_its_own_kernels(lib, d, qkv, o):
         h = on_arch("sm90")
         st, packed, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=1), k=32)
         assert st == Status.SUCCESS, text
-        assert all("_PV16_VP1_WGMMA_SM90" in n for n in packed), packed
+        assert all("_PV16_VP1_PE" in n and n.endswith("_WGMMA_SM90") for n in packed), packed
         assert [n.split("_")[3] for n in packed] == (["BM192", "BM128", "BM64"] if d == 64 else ["BM128", "BM64"]), packed
         st, plain, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d), k=32)
         assert st == Status.SUCCESS and plain and not any("_VP1_" in n for n in plain), plain

@@ -343,6 +343,24 @@ using W_attn_wg_m64_d64_s1_pmx_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_e4m3_
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_e4m3_bf16)
 using W_attn_wg_d256_n64_s1_pmx_e4m3_bf16 = WPmax<W_attn_wg_d256_n64_s1_pv16_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_pmx_e4m3_bf16, W_attn_wg_d256_n64_s1_pmx_e4m3_bf16)
+// persistent CTAs over the work order (PERSIST, kiln_attn_work_grid): "pe" names, the shipped entries' twins
+template <class B> struct WPe : B {
+    static constexpr int PERSIST = 1;
+};
+using W_attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16 = WPe<W_attn_wg_d128_s1_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16)
+using W_attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16 = WPe<W_attn_wg_d128_s1_pmx_fe1_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16)
+using W_attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16 = WPe<W_attn_wg_m192_d64_n128_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16)
+using W_attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16 = WPe<W_attn_wg_d256_n64_s1_st3_pmx_vpre_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16)
+using W_attn_wg_d64_s2_pmx_pe_e4m3_bf16 = WPe<W_attn_wg_d64_s2_pmx_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_pmx_pe_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_e4m3_bf16)
+using W_attn_wg_d128_ps_pe_e4m3_bf16 = WPe<W_attn_wg_d128_ps_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_ps_pe_e4m3_bf16, W_attn_wg_d128_ps_pe_e4m3_bf16)
+using W_attn_wg_d256_ps_pe_e4m3_bf16 = WPe<W_attn_wg_d256_ps_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d256_ps_pe_e4m3_bf16, W_attn_wg_d256_ps_pe_e4m3_bf16)
 using W_attn_wg_m64_d256_n64_pmx_e4m3_bf16 = WPmax<W_attn_wg_m64_d256_n64_pv16_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16)
 using W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d256_n64_pv16_vpre_e4m3_bf16>;
@@ -363,12 +381,13 @@ struct Kernel {
     bool pv16;                          // P rounded to f16, not e4m3 (wgmma PV 16)
     int lazy;                           // the row max moves only past 2^lazy (wgmma LAZY)
     bool vpre;                          // V^T prepacked in f16 (wgmma VPRE)
+    bool persist;                       // 1-D grid over the work order (wgmma PERSIST, kiln_attn_work_grid)
     const void *entry() const { return wfn ? (const void *)wfn : (const void *)fn; }
 };
 template <class C> Kernel make_kernel(const char *name, void (*fn)(kiln_attn_params)) {
     return {name, fn, C::D, C::BM, C::BN, C::WARPS, kiln::AttnMma<C>::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, nullptr, false,
-            false, 0, false};
+            false, 0, false, false};
 }
 #define KERNEL(NAME, CFG) make_kernel<CFG>(#NAME, NAME)
 #ifndef KILN_ATTN_NO_WGMMA
@@ -376,7 +395,7 @@ template <class C> Kernel make_wkernel(const char *name, void (*fn)(kiln_attn_tm
     using K = kiln::AttnWgmma<C>;
     return {name, nullptr, C::D, K::BM, C::BN, K::THREADS / 32, K::SMEM_BYTES,
             std::is_same<typename C::T8, kiln_e5m2>::value, std::is_same<typename C::TO, kiln_f16>::value, fn,
-            K::PSUM != 0, K::PV16, K::LAZY, K::VPRE};
+            K::PSUM != 0, K::PV16, K::LAZY, K::VPRE, K::PERSIST};
 }
 #define WKERNEL(NAME, CFG) make_wkernel<CFG>(#NAME, NAME)
 #endif
@@ -677,9 +696,21 @@ static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys,
 }
 #endif
 
+static int g_sms = 132;  // the device's SMs (main)
 static void launch(const Problem &P, cudaStream_t s = 0) {
-    const kiln_attn_params p = P.params();
+    kiln_attn_params p = P.params();
     dim3 grid((P.c.Sq + P.kern->bm - 1) / P.kern->bm, P.c.Hq, P.c.B);
+    if (P.kern->persist) {
+        // KILN_PERSIST_GRID=n (tests): n CTAs, each walking many items; KILN_PERSIST_PAIRS=1 with it: causal pairs
+        static const char *force = getenv("KILN_PERSIST_GRID");
+        static const char *force_pairs = getenv("KILN_PERSIST_PAIRS");
+        int64_t gx = kiln_attn_work_grid(&p, P.kern->bm, P.kern->bn, g_sms);
+        if (force) {
+            p.work_pairs = force_pairs && atoi(force_pairs) && p.causal;
+            gx = std::min<int64_t>(atoi(force), kiln_attn_work_units(&p, P.kern->bm, p.work_pairs));
+        }
+        grid = dim3((unsigned)gx, 1, 1);
+    }
     if (P.kern->wfn) {
 #ifndef KILN_ATTN_NO_WGMMA
         const int D = P.kern->d, rb = D >= 128 ? 128 : 64;
@@ -1087,7 +1118,10 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d256_n64_pmx_e4m3_bf16",
           "attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16",
           "attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16",
-          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16"})
+          "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16", "attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16", "attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16",
+          "attn_wg_d64_s2_pmx_pe_e4m3_bf16", "attn_wg_d128_ps_pe_e4m3_bf16", "attn_wg_d256_ps_pe_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1102,6 +1136,10 @@ static std::vector<Case> cases() {
             v.push_back({n + "varlen 5,200,131" + cn, k, 3, 4, 2, 200, 200, (bool)causal, {5, 200, 131}, {5, 200, 131}, 2});
         }
         v.push_back({n + "1000x1000 MQA 8/1 causal", k, 1, 8, 1, 1000, 1000, true, {}, {}, 2});
+        if (strstr(k, "_pe_")) {  // more work units than SMs: CTAs take several (causal: mirrored pairs), GQA 11/1
+            v.push_back({n + "2x66x400 GQA 66/6 causal, units > SMs", k, 2, 66, 6, 400, 400, true, {}, {}, 2});
+            v.push_back({n + "2x66x400 GQA 66/6, units > SMs", k, 2, 66, 6, 400, 400, false, {}, {}, 2});
+        }
         v.push_back({n + "varlen q 5,200,131 k 17,150,300 causal", k, 3, 2, 2, 200, 300, true, {5, 200, 131},
                      {17, 150, 300}, 1});
         Case o{n + "outliers 50x 257x257", k, 1, 2, 2, 257, 257, false, {}, {}, 1};
@@ -1268,6 +1306,13 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d128_s1_pmx_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_pmx_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_d256_n64_s1_pmx_e4m3_bf16, W_attn_wg_d256_n64_s1_pmx_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pmx_pe_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_ps_pe_e4m3_bf16, W_attn_wg_d128_ps_pe_e4m3_bf16),
+                            WKERNEL(attn_wg_d256_ps_pe_e4m3_bf16, W_attn_wg_d256_ps_pe_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
@@ -1277,6 +1322,7 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+    g_sms = prop.multiProcessorCount;
     for (const Kernel &k : g_kernels) {
         CK(cudaFuncSetAttribute(k.entry(), cudaFuncAttributeMaxDynamicSharedMemorySize, k.smem));
         cudaFuncAttributes fa;

@@ -11,10 +11,10 @@ const kiln_attn_solution kiln_attn_solutions[] = {
     /* 0 */ {.name = "Attn_F8B_D64_BM64_BN32_W4_MMA_SM90", .name_hash = 0x9198faefc0d5818eull,
         .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_MMA, .qkv_type = KILN_DTYPE_E4M3, .o_type = KILN_DTYPE_BF16,
         .head_dim = 64, .bm = 64, .bn = 32, .threads = 128, .lds_bytes = 8192,
-        .p_bits = 8, .v_packed = 0},
+        .p_bits = 8, .v_packed = 0, .persistent = 0},
     /* 1 */ {.name = "Attn_B8NH_D64_BM128_BN32_S1_OCC1_MFMA_GFX942", .name_hash = 0xab0360de9df2ea10ull,
         .arch = KILN_ARCH_GFX942, .family = KILN_FAMILY_MFMA, .qkv_type = KILN_DTYPE_E5M2FNUZ, .o_type = KILN_DTYPE_F16,
         .head_dim = 64, .bm = 128, .bn = 32, .threads = 256, .lds_bytes = 4096,
-        .p_bits = 8, .v_packed = 0},
+        .p_bits = 8, .v_packed = 0, .persistent = 0},
 };
 const int kiln_num_attn_solutions = 2;
