@@ -307,8 +307,8 @@ template <class C> struct AttnWgmma {
         }
     };
     // Calls f(item) for each of the CTA's items (a query block past its sequence's rows is no item); both roles walk
-    // the same order. Without PERSIST: block x (the last first, causal) of head y of sequence z. With it, the units of
-    // kiln_attn_abi.h's work order (the runtime keeps their count below 2^31).
+    // the same order. Without PERSIST (or with work_heads 0): block x (the last first, causal) of head y of sequence z.
+    // With it, the units of kiln_attn_abi.h's work order (the runtime keeps their count below 2^31).
     template <class F> KILN_DEVICE static void for_each_item(const kiln_attn_params &p, F &&f) {
         // (one call site of f: the consumers' whole loop is inlined once)
         Item w{};
@@ -320,11 +320,17 @@ template <class C> struct AttnWgmma {
             if (w.m0 < w.len_q) f(w);
             return;
         }
-        const int units = (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
+        // work_heads 0: the runtime launched the 3-D grid, one unit a CTA (one call site of f either way)
+        const bool grid3 = p.work_heads == 0;
+        const int units = grid3 ? 1 : (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
+        const int step = grid3 ? 1 : (int)gridDim.x;
 #pragma unroll 1
-        for (int u = (int)blockIdx.x; u < units; u += (int)gridDim.x) {
+        for (int u = grid3 ? 0 : (int)blockIdx.x; u < units; u += step) {
             int blk0, blk1 = -1;  // the unit's query blocks (blk1: the mirror, or none)
-            {
+            if (grid3) {
+                w.b = (int)blockIdx.z, w.h = (int)blockIdx.y;
+                blk0 = p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+            } else {
                 const int nblk = (p.seqlen_q + BM - 1) / BM, hb_all = p.batch * p.heads_q;
                 const bool pairs = p.work_pairs && p.causal;
                 const int per = pairs ? (nblk + 1) / 2 : nblk;  // units of a (batch, head)

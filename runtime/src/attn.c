@@ -627,7 +627,9 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
             return kiln_fail(KILN_STATUS_OVERFLOW,
                              "batch x heads_q x query blocks = %" PRId64 " work units exceed what %s counts (2^31 - 2^20)",
                              units, sol->name);
-        grid[0] = (uint32_t)kiln_attn_work_grid(&P.p, sol->bm, sol->bn, h->limits.sm_count), grid[1] = grid[2] = 1;
+        const int64_t gx = kiln_attn_work_grid(&P.p, sol->bm, sol->bn, h->limits.sm_count);
+        if (gx > 0) /* else the 3-D grid, work_heads 0 */
+            grid[0] = (uint32_t)gx, grid[1] = grid[2] = 1;
     }
     const void *arg = sol->family == KILN_FAMILY_WGMMA ? (const void *)&P : (const void *)&P.p;
     size_t arg_bytes = sol->family == KILN_FAMILY_WGMMA ? sizeof P : sizeof P.p;

@@ -441,10 +441,10 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         REQUIRE(s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
                     s->o_type == p.o_type && (!algo || algo->name_hash == s->name_hash),
                 "%s takes the problem", s->name);
-        if (s->persistent) { /* the work order's grid (kiln_attn_abi.h), from the params the kernel got */
-            kiln_attn_params kp = l->attn;
-            const int64_t gx = kiln_attn_work_grid(&kp, s->bm, s->bn, fake_sm_count);
-            REQUIRE(gx >= 1 && l->grid[0] == (uint32_t)gx && l->grid[1] == 1 && l->grid[2] == 1 &&
+        kiln_attn_params kp = l->attn;
+        const int64_t gx = s->persistent ? kiln_attn_work_grid(&kp, s->bm, s->bn, fake_sm_count) : 0;
+        if (gx > 0) { /* the work order's grid (kiln_attn_abi.h), from the params the kernel got */
+            REQUIRE(l->grid[0] == (uint32_t)gx && l->grid[1] == 1 && l->grid[2] == 1 &&
                         kp.work_pairs == l->attn.work_pairs && kp.work_heads == l->attn.work_heads &&
                         l->attn.work_heads >= 1 && l->attn.work_heads <= (int64_t)p.batch * p.heads_q &&
                         gx <= kiln_attn_work_units(&kp, s->bm, l->attn.work_pairs),
@@ -452,7 +452,7 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
                     l->attn.work_pairs);
         } else {
             REQUIRE(l->grid[0] == (uint32_t)((p.seqlen_q + s->bm - 1) / s->bm) && l->grid[1] == (uint32_t)p.heads_q &&
-                        l->grid[2] == (uint32_t)p.batch,
+                        l->grid[2] == (uint32_t)p.batch && (!s->persistent || l->attn.work_heads == 0),
                     "%s: grid %u %u %u", s->name, l->grid[0], l->grid[1], l->grid[2]);
         }
         REQUIRE(l->block == (uint32_t)s->threads && l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,

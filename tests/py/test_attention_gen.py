@@ -183,26 +183,26 @@ def test_lds_formulas_follow_the_headers():
     # pass, the mbarriers, 1 KB of alignment
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, psum=1,
                            promote=1, pv=8)
-    assert wg.lds_bytes == 128 * 256 + 3 * (64 * 256 + 9 * 1024) + 2 * 64 * 128 + 8 * (1 + 4 * 3 + 2) + 1024
+    assert wg.lds_bytes == 128 * 256 + 3 * (64 * 256 + 9 * 1024) + 2 * 64 * 128 + 8 * (1 + 4 * 3 + 2 + 1) + 1024
     assert wg.threads == 384 and wg.problems() == []
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, psum=1, promote=1,
                            pv=8)
-    assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + 128 * 136) + 2 * 128 * 128 + 8 * 11 + 1024
+    assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + 128 * 136) + 2 * 128 * 128 + 8 * 12 + 1024
     # pv 16: V^T stages of f16 [D][BN], the raw V tiles whole (one pass over the keys)
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=2, sched=1, pv=16)
-    assert wg.lds_bytes == 128 * 256 + 2 * (64 * 256 + 256 * 64 * 2) + 2 * 64 * 256 + 8 * 11 + 1024
+    assert wg.lds_bytes == 128 * 256 + 2 * (64 * 256 + 256 * 64 * 2) + 2 * 64 * 256 + 8 * 12 + 1024
     assert wg.problems() == [] and wg.name == "Attn_F8B_D256_BM128_BN64_S2_SC1_PS0_PR0_FE0_SP0_PV16_VP0_PE0_WGMMA_SM90"
     # vpre 1: the V^T ring as with pv 16, no raw V tiles (TMA writes the packed V^T's stages)
     vp = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, pv=16,
                            vpre=1)
-    assert vp.lds_bytes == 128 * 256 + 3 * (64 * 256 + 256 * 64 * 2) + 8 * (1 + 4 * 3 + 2) + 1024
+    assert vp.lds_bytes == 128 * 256 + 3 * (64 * 256 + 256 * 64 * 2) + 8 * (1 + 4 * 3 + 2 + 1) + 1024
     assert vp.problems() == [] and vp.name == "Attn_F8B_D256_BM128_BN64_S3_SC1_PS0_PR0_FE0_SP0_PV16_VP1_PE0_WGMMA_SM90"
     assert attn.table_row(vp)["v_packed"] == 1 and attn.table_row(wg)["v_packed"] == 0
     assert attn.view(vp).pack == vp.name + "_pack" and attn.view(wg).pack == ""
     # pv 16 with psum: each f16 V^T stage has 8 more rows (of ones)
     ps = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 64, 192, 128, stages=3, pv=16, vpre=1,
                            psum=1, speculate=2)
-    assert ps.lds_bytes == 192 * 64 + 3 * (128 * 64 + 72 * 128 * 2) + 8 * (1 + 4 * 3 + 2) + 1024
+    assert ps.lds_bytes == 192 * 64 + 3 * (128 * 64 + 72 * 128 * 2) + 8 * (1 + 4 * 3 + 2 + 1) + 1024
     assert ps.problems() == [] and ps.name == "Attn_F8B_D64_BM192_BN128_S3_SC0_PS1_PR0_FE0_SP2_PV16_VP1_PE0_WGMMA_SM90"
     # speculate: the header's SPEC and PMAX constants; f16 P only
     consts = dict(attn._wgmma_constants(ps))

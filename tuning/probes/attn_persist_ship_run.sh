@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device command for the persist entries: the library builds in the background while the harness checks the "pe"
 # kernels with the grid forced to 5 CTAs (causal pairs on and off) and times them against their one-block-a-CTA twins
-# at small and mid sizes, then the GPU suite and bench_attn on the built library.
+# at small and mid sizes, then the GPU suite and bench_attn on the built library. Ran at 64f75b6 (shapes
+# 1x16x16384x128, 2x8x8192x256, 1x8x512x64, 1x8x1024x128, 2x16x1024x64) and at the one-wave 3-D grid after it.
 # Usage (GPU machine, repo root, harness built as build-probe/attn): KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_persist_ship_run.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-out}
@@ -27,7 +28,7 @@ T="$OUT/persist2_times.log"
 : >"$T"
 for round in 1 2; do
     timeout 100 $A --filter none_at_all --bench-filter "$K" \
-        --shapes 1x16x16384x128,2x8x8192x256,1x8x512x64,1x8x1024x128,2x16x1024x64 >>"$T" 2>&1
+        --shapes 1x8x512x64,1x8x1024x128,2x16x1024x64,4x32x4096x128,8x16x2048x128 >>"$T" 2>&1
 done
 grep -E "^[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn.* [0-9.]+e-[0-9]+" "$T" |
     awk '{printf "%-16s %-7s %-44s %8s\n", $1, $2, $3, $5}' | sort -k1,1 -k2,2 -k3,3 -s

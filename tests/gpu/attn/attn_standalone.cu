@@ -706,10 +706,11 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         static const char *force_pairs = getenv("KILN_PERSIST_PAIRS");
         int64_t gx = kiln_attn_work_grid(&p, P.kern->bm, P.kern->bn, g_sms);
         if (force) {
+            kiln_attn_work_grid(&p, P.kern->bm, P.kern->bn, 1);  // work_heads of the order (0 for a single item)
             p.work_pairs = force_pairs && atoi(force_pairs) && p.causal;
             gx = std::min<int64_t>(atoi(force), kiln_attn_work_units(&p, P.kern->bm, p.work_pairs));
         }
-        grid = dim3((unsigned)gx, 1, 1);
+        if (gx > 0) grid = dim3((unsigned)gx, 1, 1);  // else the 3-D grid (work_heads 0)
     }
     if (P.kern->wfn) {
 #ifndef KILN_ATTN_NO_WGMMA
