@@ -38,5 +38,6 @@ OUT="$L/dr" KILN_SKIP_SANITIZERS=1 KILN_SKIP_BENCH=1 KILN_SKIP_ATTN=1 KILN_SKIP_
 cp "$L/dr/gpu_run.jsonl" "$L/dr/pytest.log" "$OUT/" 2>/dev/null
 grep -E "^pytest|^build" "$L/device_run.log"
 grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -10
+[ "${KILN_SKIP_BENCH_ATTN:-0}" = 1 ] && exit 0
 KILN_LIBRARY=$PWD/build/libkiln.so timeout 150 "$PY" bench/bench_attn.py --out-dir "$OUT" >"$L/bench_attn.log" 2>&1
 echo "bench_attn rc=$?"; tail -25 "$L/bench_attn.log"
