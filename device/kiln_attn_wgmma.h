@@ -296,7 +296,7 @@ template <class C> struct AttnWgmma {
         KILN_DEVICE uint64_t *qempty() const { return base + 1 + 4 * ST + VRAW; }
     };
 
-    // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen), and
+    // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen; 0 else), and
     // where its tiles start in the CTA's sequence of items: the ring's tile count before it (tb) and its index (it:
     // Q's barrier phase). 32-bit throughout: the transposing producer has 40 registers a thread.
     struct Item {
@@ -306,6 +306,10 @@ template <class C> struct AttnWgmma {
             return n_end > 0 ? (n_end + BN - 1) / BN : 0;
         }
     };
+    // The query block of a CTA of the 3-D grid (ceil(seqlen_q / BM), heads_q, batch): causal, the last first.
+    KILN_DEVICE static int grid_block(const kiln_attn_params &p) {
+        return p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    }
     // Calls f(item) for each of the CTA's items (a query block past its sequence's rows is no item); both roles walk
     // the same order. Without PERSIST (or with work_heads 0): block x (the last first, causal) of head y of sequence z.
     // With it, the units of kiln_attn_abi.h's work order (the runtime keeps their count below 2^31).
@@ -313,8 +317,7 @@ template <class C> struct AttnWgmma {
         // (one call site of f: the consumers' whole loop is inlined once)
         Item w{};
         if constexpr (!PERSIST) {
-            w.b = (int)blockIdx.z, w.h = (int)blockIdx.y;
-            w.m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
+            w.b = (int)blockIdx.z, w.h = (int)blockIdx.y, w.m0 = grid_block(p) * BM;
             const AttnSeq sq = attn_seq<true>(p, w.b);
             w.len_q = sq.len_q, w.len_k = sq.len_k, w.q_first = (int)sq.q_first, w.k_first = (int)sq.k_first;
             if (w.m0 < w.len_q) f(w);
@@ -328,8 +331,7 @@ template <class C> struct AttnWgmma {
         for (int u = grid3 ? 0 : (int)blockIdx.x; u < units; u += step) {
             int blk0, blk1 = -1;  // the unit's query blocks (blk1: the mirror, or none)
             if (grid3) {
-                w.b = (int)blockIdx.z, w.h = (int)blockIdx.y;
-                blk0 = p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+                w.b = (int)blockIdx.z, w.h = (int)blockIdx.y, blk0 = grid_block(p);
             } else {
                 const int nblk = (p.seqlen_q + BM - 1) / BM, hb_all = p.batch * p.heads_q;
                 const bool pairs = p.work_pairs && p.causal;
@@ -484,11 +486,9 @@ template <class C> struct AttnWgmma {
     KILN_DEVICE static void run(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem) {
         const int tid = thread_x(), wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
         if constexpr (!PERSIST) {  // the whole CTA, before any barrier: a query block past its sequence's rows
-            const int m0 = (p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * BM;
-            if (m0 >= attn_seq<true>(p, (int)blockIdx.z).len_q) return;
+            if (grid_block(p) * BM >= attn_seq<true>(p, (int)blockIdx.z).len_q) return;
         }
-        const bool varlen = p.cu_seqlens_q != nullptr;
-        const int bc_fixed = varlen ? 0 : -1;  // the maps' batch coordinate: 0 with varlen, else the sequence's
+        const bool varlen = p.cu_seqlens_q != nullptr;  // (the maps' batch coordinate: 0 with varlen, else b)
         const int group = p.heads_q / p.heads_kv;
 
         Bars bars{reinterpret_cast<uint64_t *>(smem + OFF_BAR)};
@@ -522,8 +522,8 @@ template <class C> struct AttnWgmma {
             if constexpr (VPRE) {
                 if (tid == 0)
                     for_each_item(p, [&](const Item &w) {
-                        produce_vpre(maps, smem, bars, w.h, w.h / group, varlen ? w.q_first + w.m0 : w.m0,
-                                     varlen ? w.k_first : 0, bc_fixed < 0 ? w.b : 0, w.b, w.n_tiles(p), w.tb, w.it);
+                        produce_vpre(maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b,
+                                     w.b, w.n_tiles(p), w.tb, w.it);
                     });
                 return;
             }
@@ -534,8 +534,8 @@ template <class C> struct AttnWgmma {
                                   Fp8Ones<T8>::x4);
             }
             for_each_item(p, [&](const Item &w) {
-                const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = bc_fixed < 0 ? w.b : 0, tb = w.tb;
-                const int qrow0 = varlen ? w.q_first + w.m0 : w.m0, krow0 = varlen ? w.k_first : 0;
+                const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = varlen ? 0 : w.b, tb = w.tb;
+                const int qrow0 = w.q_first + w.m0, krow0 = w.k_first;
                 // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass;
                 // the ring's stages, raw V buffers and phases count tb + t. K tile t into its ring stage; raw V tile
                 // t into buffer (tb + t) % VRAW, which the transpose of tile t - VRAW read last (the named barrier

@@ -94,13 +94,13 @@ static inline int64_t kiln_attn_causal_tiles(const kiln_attn_params *p, int bm, 
 }
 
 /* Grid x of a persistent wgmma kernel (bm x bn tiles) on `sms` SMs (one CTA an SM); sets p->work_pairs and
- * p->work_heads. 0: launch the 3-D grid (ceil(seqlen_q / bm), heads_q, batch), work_heads 0, as a kernel without
+ * p->work_heads. 0: launch the 3-D grid (ceil(seqlen_q / bm), heads_q, batch) with work_heads 0, as a kernel without
  * PERSIST takes it: a problem of one wave or less gains nothing from an order, and the unit arithmetic before the
  * first load cost 4 % at 1x8x1024x128 (H200 harness). Non-causal items are all alike: at most `sms` CTAs, each taking
- * its share. Causal fixed-length
- * problems take the mirrored pairs where the estimate (every CTA ceil(pairs / sms) pairs of the longest sum) beats one
- * CTA an item (the items' tiles and launches spread evenly: the hardware hands out CTAs as SMs free up, the longest
- * causal blocks first); so does varlen, whose sequences differ. */
+ * its share. Causal fixed-length problems take the mirrored pairs where the estimate (every CTA ceil(pairs / sms)
+ * pairs of the longest sum) beats one CTA an item (the items' tiles and launches spread evenly: the hardware hands out
+ * CTAs as SMs free up, the longest causal blocks first); otherwise, and with varlen (whose sequences differ), one CTA
+ * an item in the work order. */
 static inline int64_t kiln_attn_work_grid(kiln_attn_params *p, int bm, int bn, int sms)
 {
     const int64_t group = p->heads_kv > 0 && p->heads_q / p->heads_kv > 1 ? p->heads_q / p->heads_kv : 1;
