@@ -3,7 +3,7 @@
 //   CTA: BM = 64 * CW query rows of one (sequence, query head), 1 + CW warpgroups (CW = 1, 2 or 3 consumers):
 //     warpgroup 0 (producer, few registers): thread 0 issues the TMA loads (Q once; K and V tiles of BN keys), and
 //       the 4 warps transpose each V tile in shared memory (V is [key][d] in memory; fp8 wgmma reads B K-major only,
-//       so P V needs V^T = [d][key]) while the consumers compute.
+//       so P V needs V^T = [d][key]; with PV 16 they only widen it) while the consumers compute.
 //     warpgroups 1 .. CW (consumers): 64 query rows each, end to end:
 //       S = Q K^T       wgmma m64n{BN}k32, Q and K from shared memory (128- or 64-byte swizzle, as TMA wrote them)
 //       online softmax in base 2 on the accumulators (O rescaled only when a row's max moves), P = 256 * exp2(..)
@@ -12,12 +12,13 @@
 //                       added to O in FP32 every PROMOTE tiles (+ 8: P's row sums from rows of ones, PSUM)
 //     P V of tile j is left running while S of tile j + 1 is issued; the two consumers interleave on the tensor cores.
 //     Head dim 256 makes two passes over the keys, one per 128 of O's columns (DV): S is recomputed in each.
-//   PV 16 (C::PV): P V in f16 instead: the producer widens V to f16 as it transposes it (transpose16), P is rounded to
-//     f16 into the 4 A registers of each k16 step, wgmma m64n{D}k16 sums into O directly (no promotion: f16 sums keep
-//     FP32's bits), one pass at every head dim, and the row max moves only when it rises by more than 2^LAZY. V^T's
-//     rows (O's columns) are permuted inside each 16 (vt16_col), which the epilogue undoes.
-//   Rings: K and V^T in STAGES stages (full: TMA bytes / the transposers; empty: the consumers' warps), raw V in VRAW
-//   buffers (2 unless a probe asks for more); tiles in load order t = pass * n_tiles + j.
+//   PV 16 (C::PV): P V in f16 instead: the producer widens V to f16 in place (widen_v: V [BN][D] in f16, which P V's
+//     wgmma reads as an MN-major B operand; no transpose), P is rounded to f16 into the 4 A registers of each k16
+//     step, wgmma m64n{D}k16 sums into O directly (no promotion: f16 sums keep FP32's bits), one pass at every head
+//     dim, and the row max moves only when it rises by more than 2^LAZY.
+//   Rings: K and V^T (f16 V with PV 16) in STAGES stages (full: TMA bytes / the producer's warps; empty: the
+//   consumers' warps), raw V in VRAW buffers (2 unless a probe asks for more); tiles in load order t = pass * n_tiles
+//   + j.
 //
 // Fragments (PTX ISA, wgmma register fragments; per warp w of a consumer, rows 16w + g and 16w + g + 8, g = lane / 4,
 // q = lane % 4): accumulator d[4j + e] is row g + 8 * (e / 2), column 8j + 2q + e % 2; A (8-bit) a0: row g, k 4q..4q+3;
@@ -60,6 +61,20 @@ template <int RB> KILN_DEVICE uint64_t desc_sw(uint32_t addr) {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)((8 * RB) >> 4) << 32) |
            ((uint64_t)(RB == 128 ? 1 : 2) << 62);
 }
+// Descriptor of an MN-major 16-bit tile in the 128-byte swizzle (wgmma B with imm-trans-b): for each k a row of 64
+// values along N (128 bytes), 8-row groups (k) 1 KB apart, and the next 64 values of N `lbo` bytes on.
+KILN_DEVICE uint64_t desc_mn128(uint32_t addr, uint32_t lbo) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
+}
+KILN_DEVICE uint4 lds_v4(uint32_t addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+}
+KILN_DEVICE void sts_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
 // Byte offset of (row, byte c) in a tile of RB-byte rows with the RB-byte swizzle (16-byte chunks XOR the row bits).
 template <int RB> KILN_DEVICE int swz(int row, int c) {
     const int lin = row * RB + c;
@@ -70,7 +85,7 @@ template <int RB> KILN_DEVICE int swz(int row, int c) {
 // wgmma m64nNk32 with fp8 operands: SS (A and B descriptors) and RS (A from 4 registers), f32 accumulators.
 template <int N, class TA, class TB> struct WgSS;
 template <int N, class TA, class TB> struct WgRS;
-template <int N> struct WgRS16;
+template <int N, int TNSP = 0> struct WgRS16;
 #include "kiln_attn_wgmma_ops.h"
 
 // Config C: D (64, 128, 256), BN (64 or 128), STAGES (2..), T8 (kiln_e4m3 / kiln_e5m2), TO (kiln_bf16 / kiln_f16).
@@ -139,10 +154,11 @@ KILN_ATTN_OPTION(AttnPromote, PROMOTE, 1)
 KILN_ATTN_OPTION(AttnFexp, FEXP, 0)
 
 // C::PV (optional, default 8): the type of P and V^T in P V. 8: P requantized to e4m3 and V^T fp8 (FlashAttention-3's
-// recipe; wgmma's fp8 sums need the promotion above). 16: P rounded to f16 and V widened to f16 by the producer as it
-// transposes it (wgmma m64nNk16, half the fp8 rate, sums with FP32's bits, so no promotion and no second pass: O of
-// head dim 256 is 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PROMOTE 0; PSUM 1 (D 64 or
-// 128) gives each f16 V^T panel 8 rows of ones, so P V runs at N = D + 8 and its last columns sum the rounded P.
+// recipe; wgmma's fp8 sums need the promotion above). 16: P rounded to f16 and V widened to f16 by the producer
+// (wgmma m64nNk16, half the fp8 rate, sums with FP32's bits, so no promotion and no second pass: O of head dim 256 is
+// 128 registers), P's rounding error ~1e-3 instead of ~2.5e-2. Needs PROMOTE 0; PSUM 1 (D 64 or 128) gives P V 8 more
+// columns of ones (a panel of ones beside the f16 V, or 8 rows of ones in each packed V^T panel with VPRE), so P V
+// runs at N = D + 8 and its last columns sum the rounded P.
 KILN_ATTN_OPTION(AttnPv, PV, 8)
 // fp8 x 4 -> two f16 pairs (bytes 0, 1 and 2, 3; the lower byte in the lower half), exact for both formats.
 template <class T8> struct Widen16;
@@ -235,14 +251,17 @@ template <class C> struct AttnWgmma {
     // Every tile starts on 1024 bytes (the 128-byte swizzle's period, which TMA and the descriptors assume): a V^T
     // stage with the 8 rows of ones (BN 64: 8.5 KB) is padded to the next 1 KB.
     static constexpr int Q_BYTES = BM * D, KV_BYTES = BN * D, VR_BYTES = BN * DV;
-    // PV16: V^T is f16 [D][BN] in panels of 64 keys (128-byte rows, VT_PANEL bytes each; with PSUM each panel has 8
+    // VPRE: V^T is f16 [D][BN] in panels of 64 keys (128-byte rows, VT_PANEL bytes each; with PSUM each panel has 8
     // more rows, of ones: a whole 1 KB swizzle period, so panels stay 1 KB aligned).
     static constexpr int VT_PANEL = NO * 128;
-    static constexpr int VT_BYTES = PV16 ? NO * BN * 2 : (BN * NO + 1023) / 1024 * 1024;
+    // PV16 with V as given: the widened V is f16 [BN][D] in D / 64 panels of BN rows of 128 bytes (V16_PANEL bytes
+    // each, the 128-byte swizzle), read MN-major; with PSUM one more panel, of ones, whose first 8 columns P V reads.
+    static constexpr int V16_PANEL = BN * 128;
+    static constexpr int VT_BYTES = PV16 ? (AttnVpre<C>::value ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
+                                         : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
-    static constexpr bool VT16_PERM = PV16 && !VPRE;  // V^T's columns permuted inside each 16 (transpose16)
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
     static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
@@ -250,9 +269,9 @@ template <class C> struct AttnWgmma {
     static constexpr int CONSUMER_WARPS = 4 * CW;
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
-    // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer fits 40 (at
-    // 32 it spills), which leaves the consumers 232; with three, 152 (160 where V^T comes prepacked and the producer
-    // is one thread issuing TMA, which fits 24).
+    // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
+    // the widening producer) fits 40 (at 32 it spills), which leaves the consumers 232; with three, 152 (160 where V^T
+    // comes prepacked and the producer is one thread issuing TMA, which fits 24).
     // PERSIST with two consumers: beside the transposer the producer keeps 56 (its item loop spilled at 40) and the
     // consumers get 224; with a prepacked V^T the producer is one TMA thread at 24 and the consumers get 240 (their
     // item loop spilled 12-48 bytes at 232, head dim 256).
@@ -392,71 +411,31 @@ template <class C> struct AttnWgmma {
     KILN_DEVICE static int vr_slot(int t) { return VRAW == 2 ? (t & 1) : t % VRAW; }
     KILN_DEVICE static int vr_use(int t) { return VRAW == 2 ? t >> 1 : t / VRAW; }
 
-    // PV16: the V tile [BN][D] (fp8, D / RB panels of RB-swizzled rows) -> V^T [D][BN] in f16, keys in their own order
-    // (P's f16 A fragment takes keys 2q, 2q + 1 and 8 + 2q, 9 + 2q of each 16, as S's accumulators hold them), in
-    // panels of 64 keys with 128-byte rows. A job is 32 keys x 16 columns: ldmatrix.x4 (lane l gives key l; matrix i
-    // holds keys 8i .. 8i + 7, thread (g, q) columns 4q .. 4q + 3 of key 8i + g), widened to two f16 pairs (columns
-    // 4q, 4q + 1 and 4q + 2, 4q + 3), stored by two stmatrix.x4.trans. Memory row c of the first matrix holds column
-    // 4 (c / 2) + c % 2 and of the second that + 2; they go to V^T rows c and 8 + c of the 16, so V^T's columns are
-    // permuted inside each 16 (vt16_col; the epilogue writes O's columns back in place) and the 8 rows each matrix
-    // writes fall in 8 different 16-byte bank groups of the swizzle (the rows in column order, 0 1 4 5 8 9 12 13, met
-    // each group twice: every store took two wavefronts).
-    // Each warp owns CPW of a panel's 16-byte column chunks, in every panel and 32-key group, so that its lane
-    // addresses are computed once (Vt16Lanes) and every job's offsets are immediates: with the swizzle XOR on the
-    // chunk bits and the job's own offsets on 1 KB multiples, base + offset is the swizzled address.
-    static constexpr int VT16_CPW = RB / 16 / 4;  // column chunks a warp, a panel
-    struct Vt16Lanes {
-        uint32_t ld[VT16_CPW];  // ldmatrix: key `lane`, chunk 4 * CPW... of panel 0, swizzled
-        uint32_t st[2];         // stmatrix: V^T row c = lane % 8 of the warp's first 16 columns, keys 8 (lane / 8)
-                                // (+ 32 for st[1]) of a 64-key panel, swizzled
-    };
-    KILN_DEVICE static Vt16Lanes vt16_lanes(int warp, int lane) {
-        Vt16Lanes v;
+    // PV16: the raw V tile [BN][D] (fp8, D / RB panels of RB-swizzled rows) -> V [BN][D] in f16, D / 64 panels of BN
+    // rows of 128 bytes (the 128-byte swizzle), which P V's wgmma reads MN-major (desc_mn128), so no transpose and O's
+    // columns in their own order. Thread i widens 16 columns (chunk c) of keys 8 n + i % 8: the 8 lanes of a quarter
+    // warp move one chunk of 8 consecutive keys, whose swizzled 16-byte positions all differ (no bank met twice,
+    // loads or stores), and c and i % 8 stay the thread's own, so each round's addresses are two bases plus
+    // immediates (8-key groups are whole swizzle periods of both layouts). Per 16 values one 16-byte load, 8
+    // conversions and two 16-byte stores.
+    static constexpr int W16_CH = D / 16, W16_ROUNDS = BN * W16_CH / 128, W16_GSTEP = 16 / W16_CH;
+    KILN_DEVICE static void widen_v(uint32_t vr, uint32_t v16, int tid) {
+        static_assert(W16_CH * 8 <= 128 && W16_ROUNDS * 128 == BN * W16_CH, "whole rounds of 128 threads");
+        const int c = (tid >> 3) % W16_CH, key0 = 8 * ((tid >> 3) / W16_CH) + (tid & 7);
+        const uint32_t src = vr + (16 * c / RB) * BN * RB + sm90::swz<RB>(key0, (16 * c) % RB);
+        const uint32_t dst = v16 + (c / 4) * V16_PANEL + sm90::swz<128>(key0, 32 * (c % 4));
+        const uint32_t dst_hi = v16 + (c / 4) * V16_PANEL + sm90::swz<128>(key0, 32 * (c % 4) + 16);
 #pragma unroll
-        for (int ci = 0; ci < VT16_CPW; ++ci) v.ld[ci] = (uint32_t)sm90::swz<RB>(lane, 16 * (VT16_CPW * warp + ci));
-        const int c = lane & 7, i = lane >> 3, row = 16 * VT16_CPW * warp + c;
-#pragma unroll
-        for (int kb = 0; kb < 2; ++kb) v.st[kb] = (uint32_t)sm90::swz<128>(row, 2 * (32 * kb + 8 * i));
-        return v;
-    }
-    // The V column that O's accumulator column n holds (n = 16 u + r: r < 8 -> 4 (r / 2) + r % 2, else that + 2).
-    KILN_DEVICE static constexpr int vt16_col(int n) {
-        return (n & ~15) + 4 * ((n & 7) >> 1) + (n & 1) + ((n & 8) ? 2 : 0);
-    }
-    KILN_DEVICE static void transpose16(uint32_t vr, uint32_t vt, const Vt16Lanes &lanes) {
-#ifdef KILN_PROBE_NO_STSM
-        uint32_t sink = 0;
-#endif
-#pragma unroll
-        for (int k0 = 0; k0 < BN; k0 += 32)
-#pragma unroll
-            for (int pnl = 0; pnl < PANELS; ++pnl)
-#pragma unroll
-                for (int ci = 0; ci < VT16_CPW; ++ci) {
-                    uint32_t r[4], lo[4], hi[4];
-                    // keys k0 + lane: + k0 rows (a multiple of 8 rows keeps the swizzle), panel pnl
-                    sm90::ldmatrix_x4(r, vr + lanes.ld[ci] + pnl * BN * RB + k0 * RB);
-#ifdef KILN_PROBE_NO_CVT  // timing probe only (e4m3 results wrong): the widening as two byte permutes
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) Widen16<kiln_e5m2>::run(r[e], lo[e], hi[e]);
-#else
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) Widen16<T8>::run(r[e], lo[e], hi[e]);
-#endif
-                    // V^T rows of columns pnl * RB + 16 (CPW warp + ci) (+ 8 for hi); keys k0 ..: 64-key panel
-                    // k0 / 64, 32-key half (k0 / 32) % 2
-                    const uint32_t at = vt + lanes.st[(k0 / 32) % 2] + (k0 / 64) * VT_PANEL +
-                                        (pnl * RB + 16 * ci) * 128;
-#ifdef KILN_PROBE_NO_STSM  // timing probe only (results wrong): loads and widening kept, the stores left out
-                    sink ^= lo[0] ^ lo[1] ^ lo[2] ^ lo[3] ^ hi[0] ^ hi[1] ^ hi[2] ^ hi[3] ^ at;
-#else
-                    sm90::stmatrix_x4_trans(at, lo[0], lo[1], lo[2], lo[3]);
-                    sm90::stmatrix_x4_trans(at + 8 * 128, hi[0], hi[1], hi[2], hi[3]);
-#endif
-                }
-#ifdef KILN_PROBE_NO_STSM
-        if (sink == 0x9e3779b9u) sm90::sts_u32(vt, sink);  // keeps the loads and conversions alive
-#endif
+        for (int n = 0; n < W16_ROUNDS; ++n) {
+            const uint4 raw = sm90::lds_v4(src + n * W16_GSTEP * 8 * RB);
+            uint32_t h[8];
+            Widen16<T8>::run(raw.x, h[0], h[1]);
+            Widen16<T8>::run(raw.y, h[2], h[3]);
+            Widen16<T8>::run(raw.z, h[4], h[5]);
+            Widen16<T8>::run(raw.w, h[6], h[7]);
+            sm90::sts_v4(dst + n * W16_GSTEP * 1024, h[0], h[1], h[2], h[3]);
+            sm90::sts_v4(dst_hi + n * W16_GSTEP * 1024, h[4], h[5], h[6], h[7]);
+        }
     }
 
     // VPRE's producer, one thread: Q, then per key tile its K tile and its V^T tile (BN / 64 boxes of 64 keys x D), each
@@ -506,8 +485,16 @@ template <class C> struct AttnWgmma {
             sm90::mbar_init(bars.qempty(), CONSUMER_WARPS);
             sm90::mbar_init_fence();
         }
-        if constexpr (PV16 && PSUM) {  // rows DV .. DV + 7 of every f16 V^T panel: ones (neither TMA nor the transposer
-            // writes them), visible to the consumers' wgmma after the proxy fence and the barrier
+        if constexpr (PV16 && PSUM && !VPRE) {  // the ones panel after V's D / 64 in every stage (the widening writes
+            // only V's), visible to the consumers' wgmma after the proxy fence and the barrier
+            constexpr int WORDS = V16_PANEL / 4;
+            for (int i = tid; i < ST * WORDS; i += THREADS)
+                sm90::sts_u32(smem_addr(smem + OFF_VT + (i / WORDS) * VT_BYTES + (D / 64) * V16_PANEL) + 4 * (i % WORDS),
+                              0x3C003C00u);  // f16 1.0 twice
+            sm90::fence_proxy_async_smem();
+        }
+        if constexpr (PV16 && PSUM && VPRE) {  // rows DV .. DV + 7 of every f16 V^T panel: ones (TMA does not write
+            // them), visible to the consumers' wgmma after the proxy fence and the barrier
             constexpr int WORDS = 8 * 128 / 4, PER_STAGE = (BN / 64) * WORDS;
             for (int i = tid; i < ST * PER_STAGE; i += THREADS)
                 sm90::sts_u32(smem_addr(smem + OFF_VT + (i / PER_STAGE) * VT_BYTES + (i % PER_STAGE / WORDS) * VT_PANEL +
@@ -527,7 +514,6 @@ template <class C> struct AttnWgmma {
                     });
                 return;
             }
-            const Vt16Lanes vt16 = vt16_lanes(warp, lane);  // (PV16 only)
             if (PSUM && !PV16) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
                 for (int i = tid; i < ST * 2 * BN; i += 128)
                     sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
@@ -597,8 +583,8 @@ template <class C> struct AttnWgmma {
                     if (false)
 #endif
                     if constexpr (PV16)
-                        transpose16(smem_addr(smem + OFF_VR + vb * VR_BYTES),
-                                    smem_addr(smem + OFF_VT + st * VT_BYTES), vt16);
+                        widen_v(smem_addr(smem + OFF_VR + vb * VR_BYTES), smem_addr(smem + OFF_VT + st * VT_BYTES),
+                                tid);
                     else
                         transpose(smem + OFF_VR + vb * VR_BYTES, smem + OFF_VT + st * VT_BYTES, warp, lane);
                     sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
@@ -642,7 +628,9 @@ template <class C> struct AttnWgmma {
         const bool fresh = PROMOTE && j % GROUP == 0;
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; ++kk) {
-            if constexpr (PV16)  // k16 step kk: keys 16 kk .., 32 bytes into the rows of V^T panel kk / 4
+            if constexpr (PV16 && !VPRE)  // k16 step kk: keys 16 kk .., two 8-key groups of 1 KB into each panel
+                WgRS16<NO, 1>::run(o, pa[kk], sm90::desc_mn128(vt_base + 2048 * kk, V16_PANEL), kk > 0 || !fresh);
+            else if constexpr (PV16)  // k16 step kk: keys 16 kk .., 32 bytes into the rows of V^T panel kk / 4
                 WgRS16<NO>::run(o, pa[kk], sm90::desc_sw<128>(vt_base + (kk / 4) * VT_PANEL + 32 * (kk % 4)),
                                 kk > 0 || !fresh);
             else
@@ -1059,12 +1047,11 @@ template <class C> struct AttnWgmma {
             const int row = wr0 + g + 8 * hh;
             if (row >= out.sq.len_q) continue;
             const float inv = l > 0.f ? out.vd / l : 0.f;
-            // accumulator columns 8t + 2 q4 (+ 1); with VT16_PERM the V columns they hold (vt16_col(8t + 2 q4)): 16 (t / 2)
-            // + 4 q4 + 2 (t % 2) (+ 1), so a thread's 4 columns of each 16 are adjacent
-            TO *orow = out.o + row * p.o_stride_s + pass * DV + (VT16_PERM ? 4 : 2) * q4;
+            // accumulator columns 8t + 2 q4 (+ 1)
+            TO *orow = out.o + row * p.o_stride_s + pass * DV + 2 * q4;
 #pragma unroll
             for (int t = 0; t < DB; ++t)
-                *reinterpret_cast<uint32_t *>(orow + (VT16_PERM ? vt16_col(8 * t) : 8 * t)) =
+                *reinterpret_cast<uint32_t *>(orow + 8 * t) =
                     PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
             if (p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, mrow[hh], l_lse);
         }

@@ -3,8 +3,9 @@
 // 8 more columns (V^T's ones rows, PSUM), RS also at N = 72 and 136.
 //   WgSS<N, A, B>::run(d, a_desc, b_desc, scale_d): A and B from shared memory (K-major descriptors)
 //   WgRS<N, A, B>::run(d, a[4], b_desc, scale_d):   A from 4 registers (the 8-bit A fragment), B from shared memory
-//   WgRS16<N>::run(d, a[4], b_desc, scale_d):   P V with 16-bit operands (pv 16): wgmma m64nNk16 f16 x f16, N = 64,
-//                                                128, 256, and 72 and 136 for the row sums in 8 more columns (PSUM)
+//   WgRS16<N, T>::run(d, a[4], b_desc, scale_d): P V with 16-bit operands (pv 16): wgmma m64nNk16 f16 x f16, N = 64,
+//                                                128, 256, and 72 and 136 for the row sums in 8 more columns (PSUM);
+//                                                T = 1: B MN-major (wgmma's imm-trans-b, 16-bit types only)
 // scale_d = 0 starts the sum (d = A B), 1 accumulates (d += A B).
 
 template <> struct WgSS<64, kiln_e4m3, kiln_e4m3> {
@@ -363,22 +364,22 @@ template <> struct WgRS<136, kiln_e4m3, kiln_e5m2> {
 };
 // P V with f16 operands (pv 16): wgmma m64nNk16 f16 x f16, A (P) from the 4 registers of the 16-bit A fragment,
 // B (the widened V^T) from shared memory, K-major; N = D (64, 128 or 256).
-template <> struct WgRS16<64> {
+template <int TNSP> struct WgRS16<64, TNSP> {
     KILN_DEVICE static void run(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21,"
                      " %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                     "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
                        "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
                        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
                        "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TNSP));
     }
 };
-template <> struct WgRS16<128> {
+template <int TNSP> struct WgRS16<128, TNSP> {
     KILN_DEVICE static void run(float (&d)[64], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
@@ -386,7 +387,7 @@ template <> struct WgRS16<128> {
                      " %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41,"
                      " %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61,"
                      " %62, %63}, "
-                     "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+                     "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
                        "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
@@ -396,10 +397,10 @@ template <> struct WgRS16<128> {
                        "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
                        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
                        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TNSP));
     }
 };
-template <> struct WgRS16<256> {
+template <int TNSP> struct WgRS16<256, TNSP> {
     KILN_DEVICE static void run(float (&d)[128], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
@@ -410,7 +411,7 @@ template <> struct WgRS16<256> {
                      " %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, "
                      "%101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, "
                      "%117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-                     "{%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+                     "{%128, %129, %130, %131}, %132, p, 1, 1, %134;\n}\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
                        "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
@@ -430,26 +431,26 @@ template <> struct WgRS16<256> {
                        "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
                        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),
                        "+f"(d[127])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TNSP));
     }
 };
-template <> struct WgRS16<72> {
+template <int TNSP> struct WgRS16<72, TNSP> {
     KILN_DEVICE static void run(float (&d)[36], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, "
                      "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, "
-                     "{%36, %37, %38, %39}, %40, p, 1, 1, 0;\n}\n"
+                     "{%36, %37, %38, %39}, %40, p, 1, 1, %42;\n}\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
                        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
                        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
                        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
                        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
                        "+f"(d[35])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TNSP));
     }
 };
-template <> struct WgRS16<136> {
+template <int TNSP> struct WgRS16<136, TNSP> {
     KILN_DEVICE static void run(float (&d)[68], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 "
@@ -457,7 +458,7 @@ template <> struct WgRS16<136> {
                      "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "
                      "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
                      "%62, %63, %64, %65, %66, %67}, "
-                     "{%68, %69, %70, %71}, %72, p, 1, 1, 0;\n}\n"
+                     "{%68, %69, %70, %71}, %72, p, 1, 1, %74;\n}\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
                        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
                        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
@@ -468,6 +469,6 @@ template <> struct WgRS16<136> {
                        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
                        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
                        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TNSP));
     }
 };

@@ -50,7 +50,7 @@ PARAMS = (
                                 "of tile j with P V of tile j - 1 (one more set of P registers); 2 is 1 with the "
                                 "two consumer warpgroups taking turns at the tensor cores; 3 is 0 with the two "
                                 "consumer warpgroups taking turns at the softmax"),
-    AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 rows of ones under V^T, P V at N = "
+    AttnParam("psum", "PS", 0, "wgmma: 1 sums P's rows on the tensor cores (8 columns of ones beside V, P V at N = "
                                "128 + 8 or 64 + 8) instead of the FP32 pipe; with pv 16 at head dim 64 or 128"),
     AttnParam("promote", "PR", 1, "wgmma: P V runs into fresh accumulators for this many key tiles, then is added "
                                   "to O in FP32 (wgmma's fp8 sums keep fewer bits than FP32: one sum over the whole "
@@ -65,7 +65,7 @@ PARAMS = (
                                     "registers) instead of an FP32 max over S; 0 takes the tile's max first. 1 and 2 "
                                     "need pv 16"),
     AttnParam("pv", "PV", 8, "wgmma: the type of P and V in P V: 8 (P requantized to e4m3, V^T fp8: FlashAttention-3's "
-                             "recipe) or 16 (P rounded to f16, V widened to f16 as the producer transposes it: wgmma "
+                             "recipe) or 16 (P rounded to f16, V widened to f16 by the producer and read MN-major: wgmma "
                              "m64nNk16 at half the fp8 rate, no promotion, one pass over the keys at head dim 256, "
                              "P's rounding error ~1e-3 instead of ~2.5e-2, and the row max moves only when it rises "
                              "by more than 2^7; needs promote 0)"),
@@ -205,10 +205,11 @@ def _wgmma_held(s: "AttnSolution") -> int:
 
 
 def _wgmma_vt(s: "AttnSolution") -> int:
-    """A V^T stage: f16 [D (+ 8 rows of ones with psum)][BN] (pv 16), or fp8 [DV (+ 8 rows of ones with psum)][BN]
+    """A V^T stage: with pv 16, the widened V f16 [BN][D] (+ a panel of 64 columns of ones with psum), or with vpre
+    the packed V^T f16 [D (+ 8 rows of ones with psum)][BN]; with pv 8, fp8 [DV (+ 8 rows of ones with psum)][BN]
     padded to 1 KB."""
     if s.pv == 16:
-        return (s.head_dim + 8 * s.psum) * s.bn * 2
+        return (s.head_dim + (8 if s.vpre else 64) * s.psum) * s.bn * 2
     return -(-s.bn * (_wgmma_dv(s) + 8 * s.psum) // 1024) * 1024
 
 

@@ -188,10 +188,14 @@ def test_lds_formulas_follow_the_headers():
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, psum=1, promote=1,
                            pv=8)
     assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + 128 * 136) + 2 * 128 * 128 + 8 * 12 + 1024
-    # pv 16: V^T stages of f16 [D][BN], the raw V tiles whole (one pass over the keys)
+    # pv 16: stages of the widened V, f16 [BN][D], the raw V tiles whole (one pass over the keys)
     wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=2, sched=1, pv=16)
     assert wg.lds_bytes == 128 * 256 + 2 * (64 * 256 + 256 * 64 * 2) + 2 * 64 * 256 + 8 * 12 + 1024
     assert wg.problems() == [] and wg.name == "Attn_F8B_D256_BM128_BN64_S2_SC1_PS0_PR0_FE0_SP0_PV16_VP0_PE0_WGMMA_SM90"
+    # ... with psum: a panel of 64 columns of ones beside V in each stage (P V reads its first 8)
+    wg = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 128, 128, 128, stages=2, sched=1, psum=1,
+                           pv=16)
+    assert wg.lds_bytes == 128 * 128 + 2 * (128 * 128 + (128 + 64) * 128 * 2) + 2 * 128 * 128 + 8 * 12 + 1024
     # vpre 1: the V^T ring as with pv 16, no raw V tiles (TMA writes the packed V^T's stages)
     vp = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, pv=16,
                            vpre=1)

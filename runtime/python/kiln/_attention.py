@@ -124,11 +124,11 @@ def attention_pack_v(v, *, cu_seqlens_k=None, max_seqlen_k=None):
 
 
 # kiln.attention packs V itself (pack_v=None) where the time the packed-V kernels save exceeds the pass: they run
-# this much faster by head dim (H200 harness at c5ed09e, the speculate 2 kernels: head dim 128 890-898 TFLOP/s against
-# 718 for the transposing producer, 64 (bm 192) 611-614 against 486-487, 256 1080 against 929-937; the estimate counts
-# less than that), the pass costs a launch and 3 bytes a V element at ~2.5 TB/s, and the kernel's time is estimated at
-# 850 TFLOP/s.
-_PACK_GAIN = {64: 0.25, 128: 0.15, 256: 0.15}
+# this much faster by head dim (H200 harness, persistent speculate 2 kernels against the ones that widen V in place,
+# tuning/results/probe_attn_v16_h200_times.txt: head dim 128 at 4x32x4096 895 TFLOP/s against 790 non-causal, 780
+# against 700 causal; 64 (bm 192) 629 against 481; 256 1066 against 910; the estimate counts less than that), the
+# pass costs a launch and 3 bytes a V element at ~2.5 TB/s, and the kernel's time is estimated at 850 TFLOP/s.
+_PACK_GAIN = {64: 0.25, 128: 0.11, 256: 0.15}
 
 
 def _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal) -> bool:

@@ -369,6 +369,20 @@ using W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d128_s1_pv1
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16)
 using W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16 = WPmax<W_attn_wg_m64_d64_s1_pv16_vpre_e4m3_bf16>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)
+// f16 V widened in place and read MN-major (every pv 16 kernel with V as given): the head dim 128 entry without the
+// FMA-pipe exponentials, and the row sums on the tensor cores from the panel of ones beside V ("ps16" names)
+using W_attn_wg_d128_s1_pmx_pe_e4m3_bf16 = WPe<WPmax<W_attn_wg_d128_s1_pv16_e4m3_bf16>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_pe_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_e4m3_bf16)
+using W_attn_wg_d128_s1_pmx_ps16_e4m3_bf16 = WPs<WPmax<W_attn_wg_d128_s1_pv16_e4m3_bf16>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_d128_s1_pmx_ps16_e4m3_bf16)
+using W_attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16 = WPs<W_attn_wg_d64_s2_pmx_pe_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16)
+using W_attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16 = WPs<W_attn_wg_m64_d128_s1_pmx_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16)
+using W_attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16 = WPs<W_attn_wg_m64_d64_s1_pmx_e4m3_bf16>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16)
+using W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16 = WPe<WPs<WPmax<WPv16<WCfg<128, 128, 2, kiln_e5m2, kiln_f16, 1, 128, 0, 0>>>>>;
+KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)
 #endif
 
 struct Kernel {
@@ -1122,7 +1136,13 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16",
           "attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16", "attn_wg_d128_s1_pmx_pe_fe1_e4m3_bf16",
           "attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16", "attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16",
-          "attn_wg_d64_s2_pmx_pe_e4m3_bf16", "attn_wg_d128_ps_pe_e4m3_bf16", "attn_wg_d256_ps_pe_e4m3_bf16"})
+          "attn_wg_d64_s2_pmx_pe_e4m3_bf16", "attn_wg_d128_ps_pe_e4m3_bf16", "attn_wg_d256_ps_pe_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_pe_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_ps16_e4m3_bf16",
+          "attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16",
+          "attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16",
+          "attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1317,7 +1337,13 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d256_n64_pmx_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d256_n64_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
-                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16)})
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_d128_s1_pmx_ps16_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16),
+                            WKERNEL(attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)})
         g_kernels.push_back(k);
 #endif
     cudaDeviceProp prop;
