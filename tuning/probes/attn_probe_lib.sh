@@ -57,7 +57,7 @@ attn_times() {
         awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $5}' | sort -k1,1 -k2,2 -k3,3 -s
 }
 # attn_suite_and_bench: the GPU suite on the built library (records under $OUT) and, with KILN_BENCH_ATTN=1,
-# bench_attn.py in what a 10-minute command has left.
+# bench_attn.py in what the command has left (KILN_CMD_SECONDS, default 585 of a 10-minute command).
 attn_suite_and_bench() {
     OUT="$L/dr" KILN_SKIP_SANITIZERS=1 KILN_SKIP_BENCH=1 KILN_SKIP_ATTN=1 KILN_SKIP_SASS=1 \
         bash tests/gpu/device_run.sh >"$L/device_run.log" 2>&1
@@ -65,7 +65,7 @@ attn_suite_and_bench() {
     grep -E "^pytest|^build" "$L/device_run.log"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -10
     [ "${KILN_BENCH_ATTN:-0}" = 1 ] || return 0
-    local left=$(( 585 - ($(date +%s) - PROBE_T0) ))
+    local left=$(( ${KILN_CMD_SECONDS:-585} - ($(date +%s) - PROBE_T0) ))
     [ "$left" -gt 120 ] || { echo "bench_attn skipped: ${left} s left"; return 0; }
     KILN_LIBRARY=$PWD/build/libkiln.so timeout "$left" "$PY" bench/bench_attn.py --out-dir "$OUT" >"$L/bench_attn.log" 2>&1
     echo "bench_attn rc=$?"
