@@ -67,14 +67,6 @@ KILN_DEVICE uint64_t desc_mn128(uint32_t addr, uint32_t lbo) {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) | ((uint64_t)(1024 >> 4) << 32) |
            ((uint64_t)1 << 62);
 }
-KILN_DEVICE uint4 lds_v4(uint32_t addr) {
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-    return v;
-}
-KILN_DEVICE void sts_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
 // Byte offset of (row, byte c) in a tile of RB-byte rows with the RB-byte swizzle (16-byte chunks XOR the row bits).
 template <int RB> KILN_DEVICE int swz(int row, int c) {
     const int lin = row * RB + c;
@@ -257,11 +249,11 @@ template <class C> struct AttnWgmma {
     // PV16 with V as given: the widened V is f16 [BN][D] in D / 64 panels of BN rows of 128 bytes (V16_PANEL bytes
     // each, the 128-byte swizzle), read MN-major; with PSUM one more panel, of ones, whose first 8 columns P V reads.
     static constexpr int V16_PANEL = BN * 128;
-    static constexpr int VT_BYTES = PV16 ? (AttnVpre<C>::value ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
+    static constexpr bool VPRE = AttnVpre<C>::value != 0;
+    static constexpr int VT_BYTES = PV16 ? (VPRE ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
                                          : (BN * NO + 1023) / 1024 * 1024;
     static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
-    static constexpr bool VPRE = AttnVpre<C>::value != 0;
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
     static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
@@ -427,14 +419,14 @@ template <class C> struct AttnWgmma {
         const uint32_t dst_hi = v16 + (c / 4) * V16_PANEL + sm90::swz<128>(key0, 32 * (c % 4) + 16);
 #pragma unroll
         for (int n = 0; n < W16_ROUNDS; ++n) {
-            const uint4 raw = sm90::lds_v4(src + n * W16_GSTEP * 8 * RB);
+            const uint4 raw = sm90::lds_v4_u32(src + n * W16_GSTEP * 8 * RB);
             uint32_t h[8];
             Widen16<T8>::run(raw.x, h[0], h[1]);
             Widen16<T8>::run(raw.y, h[2], h[3]);
             Widen16<T8>::run(raw.z, h[4], h[5]);
             Widen16<T8>::run(raw.w, h[6], h[7]);
-            sm90::sts_v4(dst + n * W16_GSTEP * 1024, h[0], h[1], h[2], h[3]);
-            sm90::sts_v4(dst_hi + n * W16_GSTEP * 1024, h[4], h[5], h[6], h[7]);
+            sm90::sts_v4_u32(dst + n * W16_GSTEP * 1024, h[0], h[1], h[2], h[3]);
+            sm90::sts_v4_u32(dst_hi + n * W16_GSTEP * 1024, h[4], h[5], h[6], h[7]);
         }
     }
 

@@ -363,7 +363,7 @@ template <> struct WgRS<136, kiln_e4m3, kiln_e5m2> {
     }
 };
 // P V with f16 operands (pv 16): wgmma m64nNk16 f16 x f16, A (P) from the 4 registers of the 16-bit A fragment,
-// B (the widened V^T) from shared memory, K-major; N = D (64, 128 or 256).
+// B from shared memory: the packed V^T K-major (TNSP 0) or the widened V MN-major (TNSP 1); N = D (64, 128 or 256).
 template <int TNSP> struct WgRS16<64, TNSP> {
     KILN_DEVICE static void run(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"

@@ -105,6 +105,15 @@ KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {
 KILN_DEVICE void sts_v2_u32(uint32_t addr, uint32_t v0, uint32_t v1) {
     asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v0), "r"(v1) : "memory");
 }
+KILN_DEVICE void sts_v4_u32(uint32_t addr, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v0), "r"(v1), "r"(v2), "r"(v3)
+                 : "memory");
+}
+KILN_DEVICE uint4 lds_v4_u32(uint32_t addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+}
 
 // ---- wgmma ----
 // Shared-memory matrix descriptor of a K-major tile stored as rows of 128 bytes in the 128-byte swizzle (the layout
