@@ -109,6 +109,12 @@ template <class TO> struct AttnOut {
         sl2 = attn_sl2<true>(p, di);
         o = (TO *)p.o + (p.cu_seqlens_q ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
     }
+    // v_descale and sl2 as the caller holds them (no loads behind the O stores' first use)
+    KILN_DEVICE AttnOut(const kiln_attn_params &p, int b_, int h_, float vd_, float sl2_)
+        : vd(vd_), sl2(sl2_), b(b_), h(h_) {
+        sq = attn_seq<true>(p, b);
+        o = (TO *)p.o + (p.cu_seqlens_q ? sq.q_first * p.o_stride_s : b * p.o_stride_b) + h * p.o_stride_h;
+    }
     KILN_DEVICE void store_lse(const kiln_attn_params &p, int row, float m, float l) const {
         float *lse = p.lse + (p.cu_seqlens_q ? sq.q_first : b * p.lse_stride_b) + h * p.lse_stride_h + row;
         *lse = l > 0.f ? (m * sl2 - 8.f + log2f(l)) * 0.6931471805599453f : -INFINITY;

@@ -45,6 +45,25 @@
 #error "kiln_attn_wgmma.h needs sm_90a"
 #endif
 
+#ifdef KILN_PROBE_ITEM_CLOCKS
+// Timing probe only (tests/gpu/attn/attn_standalone.cu reads it): clock64 stamps of each CTA's work items, slot 8 cw +
+// k for consumer cw's warp 0 (k: 0 entry, 1 Q landed, 2 S of the first tile, 3 its softmax, 4 the loop's end, 5 the
+// last P V, 6 O stored, 7 the key tiles), 16 + k for the producer's thread 0 (0 item start, 1 Q issued, 2 first V
+// tile ready, 3 last V tile ready).
+#define KILN_PROBE_CTAS 160
+#define KILN_PROBE_ITEMS 96
+#define KILN_PROBE_SLOTS 24
+__device__ long long kiln_probe_clk[KILN_PROBE_CTAS][KILN_PROBE_ITEMS][KILN_PROBE_SLOTS];
+#define KILN_STAMP(it, k, v)                                                                                         \
+    do {                                                                                                             \
+        if ((it) < KILN_PROBE_ITEMS && blockIdx.x < KILN_PROBE_CTAS) kiln_probe_clk[blockIdx.x][it][k] = (v);        \
+    } while (0)
+#else
+#define KILN_STAMP(it, k, v) \
+    do {                     \
+    } while (0)
+#endif
+
 namespace kiln {
 namespace sm90 {
 // Box at (c0, c1, c2, c3) of a 4-D map into shared memory; completes its bytes on bar.
@@ -436,7 +455,9 @@ template <class C> struct AttnWgmma {
     // from the item's first tile tb.
     KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
                                          int kvh, int qrow0, int krow0, int bc, int b, int n_tiles, int tb, int it) {
+        KILN_STAMP(it, 16, clock64());
         if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
+        KILN_STAMP(it, 17, clock64());
         sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
         load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
@@ -550,7 +571,9 @@ template <class C> struct AttnWgmma {
                     issue_v(t, pass, row_of(t, pass));
                 };
                 if (tid == 0) {
+                    KILN_STAMP(w.it, 16, clock64());
                     if (w.it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(w.it - 1) & 1);
+                    KILN_STAMP(w.it, 17, clock64());
                     sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
                     load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, w.h, qrow0, bc);
                     if constexpr (VRAW == 2) {
@@ -582,6 +605,7 @@ template <class C> struct AttnWgmma {
                     sm90::fence_proxy_async_smem();  // V^T's generic writes before the consumers' wgmma reads
                     sm90::named_barrier(1, 128);
                     if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
+                    if (tid == 0 && (t == 0 || t == total - 1)) KILN_STAMP(w.it, t == 0 ? 18 : 19, clock64());
                 }
             });
             return;
@@ -600,6 +624,7 @@ template <class C> struct AttnWgmma {
         int lim[2];  // keys at or past lim[h] are masked for row g + 8h
         int wr0;     // the warp's first row in the sequence
         float sl2;   // softmax scale * q and k descales * log2(e)
+        float vd;    // v_descale (for the epilogue: a load there stalls O's first store)
         float m[2], l[2];
     };
 
@@ -638,14 +663,14 @@ template <class C> struct AttnWgmma {
     // move). S is only read: in schedule 1 the next S wgmma is issued while P V of this tile still runs, and ptxas
     // serializes wgmma whose registers other instructions write inside an open wgmma stage. The unmasked tiles (all
     // but the last one or two of a row block) pay for no key compares.
-    template <bool MASK>
+    template <bool MASK, bool FIRST = false>
     KILN_DEVICE static void softmax(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r, float (&corr)[2],
                                     int n0, int q4) {
         // element i: row g + 8 * ((i >> 1) & 1), key n0 + 8 * (i >> 2) + 2 * q4 + (i & 1)
         auto score = [&](int i) {
             return MASK && n0 + 8 * (i >> 2) + 2 * q4 + (i & 1) >= r.lim[(i >> 1) & 1] ? -INFINITY : s[i];
         };
-        if constexpr (SPEC)
+        if constexpr (SPEC && !FIRST)
             softmax_spec<MASK>(pa, r, corr, score);
         else
             softmax_after_max<MASK>(pa, r, corr, score);
@@ -839,6 +864,15 @@ template <class C> struct AttnWgmma {
         else
             softmax<false>(s, pa, r, corr, n0, q4);
     }
+    // The first tile of a row block: no row has a max yet, so SPEC's P with the running max would be made twice more
+    // (PMAX: three passes of exponentials); the tile's max first, then P once.
+    KILN_DEVICE static void softmax_first(const float (&s)[BN / 2], uint32_t (&pa)[PV_STEPS][4], Rows &r,
+                                          float (&corr)[2], bool mask, int q4) {
+        if (mask)
+            softmax<true, true>(s, pa, r, corr, 0, q4);
+        else
+            softmax<false, true>(s, pa, r, corr, 0, q4);
+    }
 
     // PROMOTE: O += the promotion accumulators (their tiles share O's max), in FP32.
     KILN_DEVICE static void fold(float (&o)[NO / 2], float (&ot)[NO / 2]) {
@@ -882,6 +916,7 @@ template <class C> struct AttnWgmma {
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
         r.sl2 = attn_sl2<true>(p, di);
+        r.vd = attn_descale<true>(p.v_descale, di);
         r.wr0 = m0 + 64 * cw + 16 * warp;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) r.lim[hh] = p.causal ? min(len_k, r.wr0 + g + 8 * hh + off + 1) : len_k;
@@ -908,8 +943,14 @@ template <class C> struct AttnWgmma {
         auto release_q = [&](int pass, int j) {
             if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty());
         };
+        const bool stamp = warp == 0 && lane == 0;
+        if (stamp) KILN_STAMP(it, 8 * cw, clock64());
         sm90::mbar_wait(bars.q(), (uint32_t)it & 1);  // (also with no key tile: Q's load must have landed)
         if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty());
+        if (stamp) {
+            KILN_STAMP(it, 8 * cw + 1, clock64());
+            KILN_STAMP(it, 8 * cw + 7, n_tiles);
+        }
 
 #pragma unroll 1  // (unrolled, head dim 256's two passes hold more registers: bn 128 spilled at 224 a thread)
         for (int pass = 0; pass < NPASS; ++pass) {
@@ -974,9 +1015,11 @@ template <class C> struct AttnWgmma {
                 turn_end();
                 sm90::wgmma_wait<0>();
                 sm90::fence_regs(s);
+                if (stamp) KILN_STAMP(it, 8 * cw + 2, clock64());
                 if (lane == 0) sm90::mbar_arrive(bars.kempty(slot(0)));
                 release_q(pass, 0);
-                softmax(s, pa, r, corr, 0, masked(0), q4);  // O is 0: nothing to rescale
+                softmax_first(s, pa, r, corr, masked(0), q4);  // O is 0: nothing to rescale
+                if (stamp) KILN_STAMP(it, 8 * cw + 3, clock64());
                 // Tile j: P(j - 1) in cur feeds P V(j - 1), P(j) goes to nxt. The two P buffers swap roles from tile
                 // to tile by unrolling by two (a register copy between them would sit inside a wgmma stage for ptxas,
                 // which then serializes the wgmma).
@@ -1006,6 +1049,7 @@ template <class C> struct AttnWgmma {
                 }
                 const bool last_in_pn = j < n_tiles;  // an odd number of steps: P of the last tile is in pn
                 if (last_in_pn) step(j, pa, pn);
+                if (stamp) KILN_STAMP(it, 8 * cw + 4, clock64());
                 const int jl = n_tiles - 1;
                 sm90::mbar_wait(bars.vtfull(slot(jl)), phase(jl));
                 turn_begin();
@@ -1021,31 +1065,69 @@ template <class C> struct AttnWgmma {
             sm90::fence_regs(o);
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
-            epilogue(p, o, r.m, r.l, r.wr0, pass, b, h);
+            if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
+            epilogue(p, o, r, pass, b, h);
+            if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
 
-    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse).
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const float (&mrow)[2],
-                                     const float (&lrow)[2], int wr0, int pass, int b, int h) {
+    // Lane q of a quad holds a[k] = word k of lane k's row... as a 4 x 4 matrix M[lane][k] over the quad; after the
+    // transpose a[k] = M[k][q]: two rounds of exchanges with the lane 1 and then 2 apart, each swapping the two words
+    // whose index differs from the lane's own in that bit.
+    KILN_DEVICE static void quad_transpose(uint32_t (&a)[4], int q4) {
+#pragma unroll
+        for (int m = 1; m <= 2; m <<= 1)
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                if (k & m) continue;
+                const bool hi = (q4 & m) != 0;
+                const uint32_t got = __shfl_xor_sync(0xffffffffu, hi ? a[k] : a[k | m], m);
+                if (hi)
+                    a[k] = got;
+                else
+                    a[k | m] = got;
+            }
+    }
+
+    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse). A quad holds 16 bytes of
+    // each of its row's 8-column groups, 4 bytes a lane; where O's rows are 16-byte aligned (every layout
+    // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
+    // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
+    // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int pass,
+                                     int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
-        const AttnOut<TO> out(p, b, h);
+        const AttnOut<TO> out(p, b, h, r.vd, r.sl2);
+        const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
-            // e4m3, lrow holds what the rounding took on masked tiles (for the lse), with f16 nothing
-            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(lrow[hh]);
-            const float l_lse = PSUM ? l + quad_sum(lrow[hh]) : l;
-            const int row = wr0 + g + 8 * hh;
-            if (row >= out.sq.len_q) continue;
+            // e4m3, r.l holds what the rounding took on masked tiles (for the lse), with f16 nothing
+            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
+            const float l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
+            const int row = r.wr0 + g + 8 * hh;
+            const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
             const float inv = l > 0.f ? out.vd / l : 0.f;
-            // accumulator columns 8t + 2 q4 (+ 1)
-            TO *orow = out.o + row * p.o_stride_s + pass * DV + 2 * q4;
+            TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
+            if (wide) {  // (uniform: the whole warp shuffles)
 #pragma unroll
-            for (int t = 0; t < DB; ++t)
-                *reinterpret_cast<uint32_t *>(orow + 8 * t) =
-                    PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
-            if (p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, mrow[hh], l_lse);
+                for (int blk = 0; blk < DB / 4; ++blk) {
+                    uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
+#pragma unroll
+                    for (int k = 0; k < 4; ++k)
+                        a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv,
+                                                 o[4 * (4 * blk + k) + 2 * hh + 1] * inv);
+                    quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
+                    if (live)
+                        *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
+                }
+            } else if (live) {
+#pragma unroll
+                for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
+                    *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
+                        PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
+            }
+            if (live && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse);
         }
     }
 };

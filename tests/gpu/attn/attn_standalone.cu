@@ -961,6 +961,44 @@ static bool bench_wanted(const std::string &name) {
     }
     return false;
 }
+#if defined(KILN_PROBE_ITEM_CLOCKS) && !defined(KILN_ATTN_NO_WGMMA)
+// Timing probe: one more launch with the work items' clock64 stamps (device/kiln_attn_wgmma.h), averaged over the
+// CTAs' items (in SM clocks): where an item's time goes besides its key tiles.
+static void probe_items(const char *label) {
+    static std::vector<long long> h((size_t)KILN_PROBE_CTAS * KILN_PROBE_ITEMS * KILN_PROBE_SLOTS);
+    CK(cudaMemcpyFromSymbol(h.data(), kiln_probe_clk, h.size() * 8));
+    auto at = [&](int c, int i, int k) { return h[((size_t)c * KILN_PROBE_ITEMS + i) * KILN_PROBE_SLOTS + k]; };
+    double n = 0, tiles = 0, qw = 0, s0 = 0, sm0 = 0, loop = 0, lt = 0, tail = 0, epi = 0, gap = 0, item = 0;
+    double pq = 0, pv0 = 0, cta = 0, ncta = 0, skew = 0;
+    for (int c = 0; c < KILN_PROBE_CTAS; ++c) {
+        int last = -1;
+        for (int i = 0; i < KILN_PROBE_ITEMS && at(c, i, 0); ++i) last = i;
+        if (last < 0) continue;
+        cta += at(c, last, 6) - at(c, 0, 0), ncta += 1;
+        for (int i = 0; i < last; ++i) {  // items with a successor (their whole time is known)
+            const int nt = (int)at(c, i, 7);
+            if (nt < 3) continue;
+            n += 1, tiles += nt;
+            qw += at(c, i, 1) - at(c, i, 0), s0 += at(c, i, 2) - at(c, i, 1), sm0 += at(c, i, 3) - at(c, i, 2);
+            loop += at(c, i, 4) - at(c, i, 3), lt += nt - 1;
+            tail += at(c, i, 5) - at(c, i, 4), epi += at(c, i, 6) - at(c, i, 5);
+            gap += at(c, i + 1, 0) - at(c, i, 6), item += at(c, i + 1, 0) - at(c, i, 0);
+            pq += at(c, i + 1, 17) - at(c, i + 1, 16), pv0 += at(c, i + 1, 18) - at(c, i + 1, 17);
+            skew += at(c, i, 8 + 6) - at(c, i, 6);
+        }
+    }
+    if (n == 0) {
+        printf("  probe %s: no items\n", label);
+        return;
+    }
+    const double per_tile = loop / lt;
+    printf("  probe %s: %d items, %.1f tiles an item; clocks an item: Q wait %.0f, first S %.0f, first softmax %.0f, "
+           "loop %.0f a tile, last P V %.0f, epilogue %.0f, to next %.0f; item %.0f = %.2f tiles + %.2f tiles "
+           "overhead; producer: qempty wait %.0f, Q to first V ready %.0f; consumer 1 - 0 at O stored %.0f; CTA %.0f\n",
+           label, (int)n, tiles / n, qw / n, s0 / n, sm0 / n, per_tile, tail / n, epi / n, gap / n, item / n, tiles / n,
+           (item / n - tiles / n * per_tile) / per_tile, pq / n, pv0 / n, skew / n, cta / ncta);
+}
+#endif
 static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt19937_64 &rng) {
     for (const Kernel &k : g_kernels) {
         if (k.d != D || k.e5m2 || k.f16) continue;
@@ -999,6 +1037,18 @@ static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt1
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, e0, e1));
             ms /= reps;
+#if defined(KILN_PROBE_ITEM_CLOCKS) && !defined(KILN_ATTN_NO_WGMMA)
+            if (k.persist) {
+                void *sym = nullptr;
+                CK(cudaGetSymbolAddress(&sym, kiln_probe_clk));
+                CK(cudaMemset(sym, 0, sizeof(kiln_probe_clk)));
+                launch(P);
+                CK(cudaDeviceSynchronize());
+                char label[160];
+                snprintf(label, sizeof label, "%dx%dx%dx%d %s %s", B, H, S, D, causal ? "causal" : "full", k.name);
+                probe_items(label);
+            }
+#endif
 #ifndef KILN_ATTN_NO_WGMMA
             if (k.vpre && !causal) {  // what packing V^T costs (the caller's pass over V), timed alike
                 CK(cudaEventRecord(e0));

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The consumers' epilogue in 16-byte stores and the first tile's softmax without the speculative P: the harness of the
+# change built with -DKILN_PROBE_ITEM_CLOCKS as build-probe/attn_ep, the one before it as build-probe/attn_stamp
+# (tuning/probes/attn_items_run.sh). Checks of every wgmma kernel (forced persistent grids too) with the new one, then
+# two alternating timing rounds of the shipped persistent kernels and the new one's item stamps.
+# Usage (GPU machine, repo root): OUT=<dir> bash tuning/probes/attn_epilogue_run.sh
+set -uo pipefail
+source "$(dirname "$0")/attn_probe_lib.sh"
+K=${KILN_ITEM_KERNELS:-attn_wg_d128_s1_pmx_pe_e4m3_bf16,attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16,attn_wg_d64_s2_pmx_pe_e4m3_bf16,attn_wg_m192_d64_n128_st3_pmx_pe_vpre,attn_wg_d256_n64_s1_st3_pmx_pe_vpre}
+SH=${KILN_ITEM_SHAPES:-4x32x4096x128,8x16x2048x128,1x16x16384x128,2x16x8192x64,2x8x8192x256}
+NEW=${KILN_NEW:-ep} OLD=${KILN_OLD:-stamp}
+if [ "${KILN_SKIP_CHECKS:-0}" != 1 ]; then
+    A=build-probe/attn_$NEW
+    : >"$OUT/${NEW}_checks.log"
+    attn_checks "$NEW attn_wg" "$OUT/${NEW}_checks.log" "attn_wg"
+    attn_forced_grid_checks "$OUT/${NEW}_checks.log" "_pe_"
+    A=build-probe/attn_$NEW attn_checks "$NEW mma" "$OUT/${NEW}_checks.log" "attn_d"
+fi
+for round in 1 2; do
+    for v in $OLD $NEW; do
+        timeout "${KILN_TIMES_TIMEOUT:-150}" build-probe/attn_$v --filter none_at_all --bench-filter "$K" --shapes "$SH" \
+            >"$OUT/times_${v}_$round.log" 2>&1
+        echo "times $v round $round: rc $?"
+    done
+done
+for v in $OLD $NEW; do
+    echo "== $v"
+    cat "$OUT"/times_${v}_*.log | grep -E "^ +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn" |
+        awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $6}' | sort -k1,1 -k2,2 -k3,3 -s
+done
+grep -h "probe " "$OUT"/times_${NEW}_2.log | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330
