@@ -11,21 +11,23 @@ SH=${KILN_ITEM_SHAPES:-4x32x4096x128,8x16x2048x128,1x16x16384x128,2x16x8192x64,2
 NEW=${KILN_NEW:-ep} OLD=${KILN_OLD:-stamp}
 if [ "${KILN_SKIP_CHECKS:-0}" != 1 ]; then
     A=build-probe/attn_$NEW
-    : >"$OUT/${NEW}_checks.log"
-    attn_checks "$NEW attn_wg" "$OUT/${NEW}_checks.log" "attn_wg"
-    attn_forced_grid_checks "$OUT/${NEW}_checks.log" "_pe_"
-    A=build-probe/attn_$NEW attn_checks "$NEW mma" "$OUT/${NEW}_checks.log" "attn_d"
+    : >"$L/${NEW}_checks.log"
+    attn_checks "$NEW attn_wg" "$L/${NEW}_checks.log" "attn_wg"
+    KILN_CHECK_TIMEOUT=${KILN_GRID_CHECK_TIMEOUT:-90} attn_forced_grid_checks "$L/${NEW}_checks.log" "_pe_"
+    { grep -E "summary|^FAIL" "$L/${NEW}_checks.log"; echo "ok lines: $(grep -c '^ok' "$L/${NEW}_checks.log")"; } \
+        >"$OUT/${NEW}_checks.log"
 fi
 for round in 1 2; do
     for v in $OLD $NEW; do
         timeout "${KILN_TIMES_TIMEOUT:-150}" build-probe/attn_$v --filter none_at_all --bench-filter "$K" --shapes "$SH" \
-            >"$OUT/times_${v}_$round.log" 2>&1
+            >"$L/times_${v}_$round.log" 2>&1
         echo "times $v round $round: rc $?"
     done
 done
 for v in $OLD $NEW; do
     echo "== $v"
-    cat "$OUT"/times_${v}_*.log | grep -E "^ +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn" |
+    cat "$L"/times_${v}_*.log | grep -E "^ +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn" |
         awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $6}' | sort -k1,1 -k2,2 -k3,3 -s
 done
-grep -h "probe " "$OUT"/times_${NEW}_2.log | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330
+for f in "$L"/times_*.log; do echo "== $f"; cat "$f"; done >"$OUT/${NEW}_times.log"
+grep -h "probe " "$L"/times_${NEW}_2.log | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330
