@@ -49,7 +49,7 @@
 // Timing probe only (tests/gpu/attn/attn_standalone.cu reads it): clock64 stamps of each CTA's work items, slot 8 cw +
 // k for consumer cw's warp 0 (k: 0 entry, 1 Q landed, 2 S of the first tile, 3 its softmax, 4 the loop's end, 5 the
 // last P V, 6 O stored, 7 the key tiles), 16 + k for the producer's thread 0 (0 item start, 1 Q issued, 2 first V
-// tile ready, 3 last V tile ready).
+// tile ready, 3 last V tile ready), 20 for consumer 0's warp 0 as the item loop hands it the item.
 #define KILN_PROBE_CTAS 160
 #define KILN_PROBE_ITEMS 96
 #define KILN_PROBE_SLOTS 24
@@ -613,6 +613,7 @@ template <class C> struct AttnWgmma {
 
         sm90::regs_alloc<CONSUMER_REGS>();
         for_each_item(p, [&](const Item &w) {
+            if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
             consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k, w.tb,
                     w.it);
         });

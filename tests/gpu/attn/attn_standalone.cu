@@ -969,7 +969,7 @@ static void probe_items(const char *label) {
     CK(cudaMemcpyFromSymbol(h.data(), kiln_probe_clk, h.size() * 8));
     auto at = [&](int c, int i, int k) { return h[((size_t)c * KILN_PROBE_ITEMS + i) * KILN_PROBE_SLOTS + k]; };
     double n = 0, tiles = 0, qw = 0, s0 = 0, sm0 = 0, loop = 0, lt = 0, tail = 0, epi = 0, gap = 0, item = 0;
-    double pq = 0, pv0 = 0, cta = 0, ncta = 0, skew = 0;
+    double pq = 0, pv0 = 0, cta = 0, ncta = 0, skew = 0, hand = 0;
     for (int c = 0; c < KILN_PROBE_CTAS; ++c) {
         int last = -1;
         for (int i = 0; i < KILN_PROBE_ITEMS && at(c, i, 0); ++i) last = i;
@@ -984,7 +984,7 @@ static void probe_items(const char *label) {
             tail += at(c, i, 5) - at(c, i, 4), epi += at(c, i, 6) - at(c, i, 5);
             gap += at(c, i + 1, 0) - at(c, i, 6), item += at(c, i + 1, 0) - at(c, i, 0);
             pq += at(c, i + 1, 17) - at(c, i + 1, 16), pv0 += at(c, i + 1, 18) - at(c, i + 1, 17);
-            skew += at(c, i, 8 + 6) - at(c, i, 6);
+            skew += at(c, i, 8 + 6) - at(c, i, 6), hand += at(c, i + 1, 20) - at(c, i, 6);
         }
     }
     if (n == 0) {
@@ -994,9 +994,10 @@ static void probe_items(const char *label) {
     const double per_tile = loop / lt;
     printf("  probe %s: %d items, %.1f tiles an item; clocks an item: Q wait %.0f, first S %.0f, first softmax %.0f, "
            "loop %.0f a tile, last P V %.0f, epilogue %.0f, to next %.0f; item %.0f = %.2f tiles + %.2f tiles "
-           "overhead; producer: qempty wait %.0f, Q to first V ready %.0f; consumer 1 - 0 at O stored %.0f; CTA %.0f\n",
+           "overhead (item loop %.0f of the to next); producer: qempty wait %.0f, Q to first V ready %.0f; consumer 1 - 0 at O "
+           "stored %.0f; CTA %.0f\n",
            label, (int)n, tiles / n, qw / n, s0 / n, sm0 / n, per_tile, tail / n, epi / n, gap / n, item / n, tiles / n,
-           (item / n - tiles / n * per_tile) / per_tile, pq / n, pv0 / n, skew / n, cta / ncta);
+           (item / n - tiles / n * per_tile) / per_tile, hand / n, pq / n, pv0 / n, skew / n, cta / ncta);
 }
 #endif
 static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt19937_64 &rng) {
