@@ -17,17 +17,6 @@ if [ "${KILN_SKIP_CHECKS:-0}" != 1 ]; then
     { grep -E "summary|^FAIL" "$L/${NEW}_checks.log"; echo "ok lines: $(grep -c '^ok' "$L/${NEW}_checks.log")"; } \
         >"$OUT/${NEW}_checks.log"
 fi
-for round in 1 2; do
-    for v in $OLD $NEW; do
-        timeout "${KILN_TIMES_TIMEOUT:-150}" build-probe/attn_$v --filter none_at_all --bench-filter "$K" --shapes "$SH" \
-            >"$L/times_${v}_$round.log" 2>&1
-        echo "times $v round $round: rc $?"
-    done
-done
-for v in $OLD $NEW; do
-    echo "== $v"
-    cat "$L"/times_${v}_*.log | grep -E "^ +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn" |
-        awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $6}' | sort -k1,1 -k2,2 -k3,3 -s
-done
+attn_compare_builds "$L/times" "$K" "$SH" $OLD $NEW
 for f in "$L"/times_*.log; do echo "== $f"; cat "$f"; done >"$OUT/${NEW}_times.log"
 grep -h "probe " "$L"/times_${NEW}_2.log | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330

@@ -16,16 +16,5 @@ if [ "${KILN_SKIP_CHECKS:-0}" != 1 ]; then
     attn_checks "kvf _pe_" "$OUT/items_checks.log" "_pe_"
     attn_forced_grid_checks "$OUT/items_checks.log" "_pe_"
 fi
-for round in 1 2; do
-    for v in stamp kvf; do
-        timeout "${KILN_TIMES_TIMEOUT:-150}" build-probe/attn_$v --filter none_at_all --bench-filter "$K" --shapes "$SH" \
-            >"$OUT/items_${v}_$round.log" 2>&1
-        echo "times $v round $round: rc $?"
-    done
-done
-for v in stamp kvf; do
-    echo "== $v"
-    cat "$OUT"/items_${v}_*.log | grep -E "^[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn.* [0-9.]+e-[0-9]+" |
-        awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $5}' | sort -k1,1 -k2,2 -k3,3 -s
-done
+attn_compare_builds "$OUT/items" "$K" "$SH" stamp kvf
 grep -h "probe " "$OUT"/items_stamp_2.log "$OUT"/items_kvf_2.log | sed 's/^ *//' | cut -c1-400

@@ -32,17 +32,20 @@ attn_forced_grid_checks() {
         KILN_PERSIST_GRID=5 KILN_PERSIST_PAIRS=$pairs attn_checks "$2, grid 5, pairs $pairs" "$1" "$2"
     done
 }
-# attn_sanitize LOG KERNEL...: memcheck and racecheck of each kernel's 129x129 cases on a grid forced to 3 CTAs.
+# attn_sanitize LOG KERNEL...: memcheck and racecheck of each kernel's cases named in KILN_SAN_CASES (space-separated
+# name parts after "KERNEL: "; default 129x129) on a grid forced to 3 CTAs.
 attn_sanitize() {
-    local log=$1 tool k
+    local log=$1 tool k c
     shift
     : >"$log"
     for tool in memcheck racecheck; do
         for k in "$@"; do
-            KILN_PERSIST_GRID=3 KILN_PERSIST_PAIRS=1 timeout 90 compute-sanitizer --tool $tool --print-limit 5 \
-                $A --filter "${k}: 129x129" --no-bench >"$L/san.log" 2>&1
-            echo "$tool $k: rc $? $(grep -cE '^ok' "$L/san.log") ok $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san.log" | tail -1)"
-            cat "$L/san.log" >>"$log"
+            for c in ${KILN_SAN_CASES:-129x129}; do
+                KILN_PERSIST_GRID=3 KILN_PERSIST_PAIRS=1 timeout 90 compute-sanitizer --tool $tool --print-limit 5 \
+                    $A --filter "${k}: $c" --no-bench >"$L/san.log" 2>&1
+                echo "$tool $k $c: rc $? $(grep -cE '^ok' "$L/san.log") ok $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san.log" | tail -1)"
+                cat "$L/san.log" >>"$log"
+            done
         done
     done
 }
@@ -55,6 +58,24 @@ attn_times() {
     done
     grep -E "^[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn.* [0-9.]+e-[0-9]+" "$1" |
         awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $5}' | sort -k1,1 -k2,2 -k3,3 -s
+}
+# attn_compare_builds PREFIX KERNELS SHAPES BUILD...: two timing rounds of build-probe/attn_BUILD for each BUILD in
+# turn (logs PREFIX_BUILD_ROUND.log), then each build's rows (shape, mask, kernel, TFLOP/s) sorted.
+attn_compare_builds() {
+    local prefix=$1 k=$2 sh=$3 round v
+    shift 3
+    for round in 1 2; do
+        for v in "$@"; do
+            timeout "${KILN_TIMES_TIMEOUT:-150}" build-probe/attn_$v --filter none_at_all --bench-filter "$k" \
+                --shapes "$sh" >"${prefix}_${v}_$round.log" 2>&1
+            echo "times $v round $round: rc $?"
+        done
+    done
+    for v in "$@"; do
+        echo "== $v"
+        cat "${prefix}_${v}"_*.log | grep -E "^ +[0-9]+x[0-9]+x[0-9]+x[0-9]+ +(full|causal) +attn" |
+            awk '{printf "%-16s %-7s %-46s %8s\n", $1, $2, $3, $6}' | sort -k1,1 -k2,2 -k3,3 -s
+    done
 }
 # attn_suite_and_bench: the GPU suite on the built library (records under $OUT) and, with KILN_BENCH_ATTN=1,
 # bench_attn.py in what the command has left (KILN_CMD_SECONDS, default 585 of a 10-minute command).
