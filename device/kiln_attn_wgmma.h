@@ -276,8 +276,16 @@ template <class C> struct AttnWgmma {
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
     static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
-    static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
+    // PERSIST: after the barriers the item the producer hands the consumers (ItemMsg, 32 bytes)
+    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (PERSIST ? 32 : 0);
     static constexpr int CONSUMER_WARPS = 4 * CW;
+    // Persistent kernels store O through shared memory where it fits: each consumer warp has 16 rows of DV 16-bit
+    // values, each row padded by 16 bytes (the 8 rows of an stmatrix matrix then meet 8 different bank groups), that
+    // the bulk copy engine writes out row by row while the warp goes on with its next item (epilogue_staged).
+    static constexpr int OST_ROW = DV * 2 + 16, OST_WARP = 16 * OST_ROW, OST_BYTES = CONSUMER_WARPS * OST_WARP;
+    static constexpr int OFF_OST = (END_BARS + 127) / 128 * 128;
+    static constexpr bool OSTAGE = PERSIST && sizeof(TO) == 2 && OFF_OST + OST_BYTES + 1024 <= 227 * 1024;
+    static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
@@ -387,6 +395,25 @@ template <class C> struct AttnWgmma {
         }
     }
 
+    // PERSIST: the producer's thread 0 writes each item here before it arms Q's barrier for it, and the consumers read
+    // it once that barrier completes (its arrive releases, their wait acquires), so that they skip the work order's
+    // integer divisions between items (~1000 clocks an item at 4x32x4096x128). The producer rewrites it only after
+    // every consumer warp has released the previous item's Q (qempty), which each does after reading it. n_tiles -1:
+    // no more items.
+    struct ItemMsg {
+        int b, h, m0, n_tiles, off, len_k;
+    };
+    KILN_DEVICE static void post_item(uint8_t *smem, const Item &w, const kiln_attn_params &p) {
+        ItemMsg *m = reinterpret_cast<ItemMsg *>(smem + OFF_MSG);
+        m->b = w.b, m->h = w.h, m->m0 = w.m0, m->n_tiles = w.n_tiles(p), m->off = w.len_k - w.len_q, m->len_k = w.len_k;
+    }
+    // After the last of `items` items: the end mark, once the consumers are done with the last item's message.
+    KILN_DEVICE static void post_end(uint8_t *smem, const Bars &bars, int items) {
+        if (items > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(items - 1) & 1);
+        reinterpret_cast<ItemMsg *>(smem + OFF_MSG)->n_tiles = -1;
+        sm90::mbar_arrive(bars.q());
+    }
+
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
     KILN_DEVICE static void load_rows(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int rows, int head,
                                       int r0, int b) {
@@ -453,11 +480,13 @@ template <class C> struct AttnWgmma {
     // into its ring stage once the consumers have released the stage.
     // Q waits for the consumers' release of the previous item's Q (qempty); the ring's stages and phases count on
     // from the item's first tile tb.
-    KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
-                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles, int tb, int it) {
+    KILN_DEVICE static void produce_vpre(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem,
+                                         const Bars &bars, const Item &w, int kvh, int qrow0, int krow0, int bc) {
+        const int h = w.h, b = w.b, n_tiles = w.n_tiles(p), tb = w.tb, it = w.it;
         KILN_STAMP(it, 16, clock64());
         if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
         KILN_STAMP(it, 17, clock64());
+        if constexpr (PERSIST) post_item(smem, w, p);
         sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
         load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
@@ -520,11 +549,14 @@ template <class C> struct AttnWgmma {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (tid == 0) sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
             if constexpr (VPRE) {
-                if (tid == 0)
+                if (tid == 0) {
+                    int items = 0;
                     for_each_item(p, [&](const Item &w) {
-                        produce_vpre(maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b,
-                                     w.b, w.n_tiles(p), w.tb, w.it);
+                        produce_vpre(p, maps, smem, bars, w, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b);
+                        items = w.it + 1;
                     });
+                    if constexpr (PERSIST) post_end(smem, bars, items);
+                }
                 return;
             }
             if (PSUM && !PV16) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
@@ -532,6 +564,7 @@ template <class C> struct AttnWgmma {
                     sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
                                   Fp8Ones<T8>::x4);
             }
+            int items = 0;
             for_each_item(p, [&](const Item &w) {
                 const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = varlen ? 0 : w.b, tb = w.tb;
                 const int qrow0 = w.q_first + w.m0, krow0 = w.k_first;
@@ -574,6 +607,7 @@ template <class C> struct AttnWgmma {
                     KILN_STAMP(w.it, 16, clock64());
                     if (w.it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(w.it - 1) & 1);
                     KILN_STAMP(w.it, 17, clock64());
+                    if constexpr (PERSIST) post_item(smem, w, p);
                     sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
                     load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, w.h, qrow0, bc);
                     if constexpr (VRAW == 2) {
@@ -607,16 +641,32 @@ template <class C> struct AttnWgmma {
                     if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
                     if (tid == 0 && (t == 0 || t == total - 1)) KILN_STAMP(w.it, t == 0 ? 18 : 19, clock64());
                 }
+                items = w.it + 1;
             });
+            if constexpr (PERSIST)
+                if (tid == 0) post_end(smem, bars, items);
             return;
         }
 
         sm90::regs_alloc<CONSUMER_REGS>();
-        for_each_item(p, [&](const Item &w) {
-            if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
-            consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k, w.tb,
-                    w.it);
-        });
+        if constexpr (PERSIST) {  // the items as the producer hands them over (ItemMsg)
+            int tb = 0;
+#pragma unroll 1
+            for (int it = 0;; ++it) {
+                sm90::mbar_wait(bars.q(), (uint32_t)it & 1);
+                const ItemMsg m = *reinterpret_cast<const ItemMsg *>(smem + OFF_MSG);
+                if (m.n_tiles < 0) break;
+                if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(it, 20, clock64());
+                consume(p, smem, bars, wg - 1, warp, lane, m.b, m.h, m.m0, m.n_tiles, m.off, m.len_k, tb, it);
+                tb += NPASS * m.n_tiles;
+            }
+        } else {
+            for_each_item(p, [&](const Item &w) {
+                consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k,
+                        w.tb, w.it);
+            });
+        }
+        if constexpr (OSTAGE) sm90::bulk_wait<0>();  // the last O's copies done before the CTA's shared memory goes
     }
 
     // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
@@ -1067,7 +1117,7 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
-            epilogue(p, o, r, pass, b, h);
+            epilogue(p, smem, o, r, pass, b, h, 4 * cw + warp);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
@@ -1090,45 +1140,80 @@ template <class C> struct AttnWgmma {
             }
     }
 
-    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse). A quad holds 16 bytes of
-    // each of its row's 8-column groups, 4 bytes a lane; where O's rows are 16-byte aligned (every layout
-    // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
-    // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
-    // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int pass,
-                                     int b, int h) {
+    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse), where O's rows are 16-byte
+    // aligned (every layout kiln.attention makes; the 8-byte aligned strides the ABI allows take the 4-byte stores):
+    // - OSTAGE: through the warp's staging rows in shared memory (stmatrix: two column blocks of rows g and g + 8 an
+    //   instruction) and 16 bulk copies of a row each, which the warp only waits for (their reads of the rows) at
+    //   its next item's epilogue. Direct 16-byte stores kept the consumers ~2400 clocks an item at head dim 128.
+    // - else: a quad holds 16 bytes of each of its row's 8-column groups, 4 bytes a lane; a transpose over the quad
+    //   gives each lane one whole group, so that a warp stores 64 contiguous bytes of 8 rows at a time instead of 16
+    //   (the 4-byte stores kept the consumers ~4000 clocks an item at head dim 128; H200 harness,
+    //   tuning/probes/attn_items_run.sh).
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, uint8_t *smem, const float (&o)[NO / 2], const Rows &r,
+                                     int pass, int b, int h, int cwarp) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, b, h, r.vd, r.sl2);
         const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
+        float l_lse[2], inv[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
             // e4m3, r.l holds what the rounding took on masked tiles (for the lse), with f16 nothing
             const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
-            const float l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
-            const int row = r.wr0 + g + 8 * hh;
-            const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
-            const float inv = l > 0.f ? out.vd / l : 0.f;
-            TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
-            if (wide) {  // (uniform: the whole warp shuffles)
+            l_lse[hh] = PSUM ? l + quad_sum(r.l[hh]) : l;
+            inv[hh] = l > 0.f ? out.vd / l : 0.f;
+        }
+        if (OSTAGE && wide) {  // (uniform)
+            const uint32_t buf = smem_addr(smem + OFF_OST) + cwarp * OST_WARP;
+            if (lane < 16) sm90::bulk_wait_read<0>();  // the warp's previous O has left the rows
+            __syncwarp();
+            // matrix x of an stmatrix: rows 8 (x % 2) .. + 7, column block t + x / 2
+            const int x = lane >> 3;
+            const uint32_t at = buf + ((lane & 7) + 8 * (x & 1)) * OST_ROW + (x >> 1) * 16;
 #pragma unroll
-                for (int blk = 0; blk < DB / 4; ++blk) {
-                    uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
-#pragma unroll
-                    for (int k = 0; k < 4; ++k)
-                        a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv,
-                                                 o[4 * (4 * blk + k) + 2 * hh + 1] * inv);
-                    quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
-                    if (live)
-                        *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
-                }
-            } else if (live) {
-#pragma unroll
-                for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
-                    *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
-                        PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
+            for (int t = 0; t < DB; t += 2)
+                sm90::stmatrix_x4(at + 16 * t, PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
+                                  PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
+                                  PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
+                                  PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
+            sm90::fence_proxy_async_smem();  // the rows' generic writes before the bulk copies read them
+            __syncwarp();
+            if (lane < 16) {  // lane i: the warp's row i (g + 8 hh)
+                const int row = r.wr0 + lane;
+                if (row < out.sq.len_q)
+                    sm90::bulk_store(out.o + (int64_t)row * p.o_stride_s + pass * DV, buf + lane * OST_ROW, DV * 2);
+                sm90::bulk_commit();
             }
-            if (live && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse);
+        } else {
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                const int row = r.wr0 + g + 8 * hh;
+                const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
+                TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
+                if (wide) {  // (uniform: the whole warp shuffles)
+#pragma unroll
+                    for (int blk = 0; blk < DB / 4; ++blk) {
+                        uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
+#pragma unroll
+                        for (int k = 0; k < 4; ++k)
+                            a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv[hh],
+                                                     o[4 * (4 * blk + k) + 2 * hh + 1] * inv[hh]);
+                        quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
+                        if (live)
+                            *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
+                    }
+                } else if (live) {
+#pragma unroll
+                    for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
+                        *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
+                            PackOut<TO>::pair(o[4 * t + 2 * hh] * inv[hh], o[4 * t + 2 * hh + 1] * inv[hh]);
+                }
+            }
+        }
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            const int row = r.wr0 + g + 8 * hh;
+            if (row < out.sq.len_q && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse[hh]);
         }
     }
 };
