@@ -279,12 +279,18 @@ template <class C> struct AttnWgmma {
     // PERSIST: after the barriers the item the producer hands the consumers (ItemMsg, 32 bytes)
     static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (PERSIST ? 32 : 0);
     static constexpr int CONSUMER_WARPS = 4 * CW;
-    // Persistent kernels store O through shared memory where it fits: each consumer warp has 16 rows of DV 16-bit
-    // values, each row padded by 16 bytes (the 8 rows of an stmatrix matrix then meet 8 different bank groups), that
-    // the bulk copy engine writes out row by row while the warp goes on with its next item (epilogue_staged).
-    static constexpr int OST_ROW = DV * 2 + 16, OST_WARP = 16 * OST_ROW, OST_BYTES = CONSUMER_WARPS * OST_WARP;
+    // Persistent kernels store O through shared memory where it fits: each consumer warp has 16 rows of OST_COLS
+    // 16-bit values (all DV columns, or half of them in two rounds), each row padded by 16 bytes (the 8 rows of an
+    // stmatrix matrix then meet 8 different bank groups), that the bulk copy engine writes out row by row while the
+    // warp goes on (epilogue).
     static constexpr int OFF_OST = (END_BARS + 127) / 128 * 128;
-    static constexpr bool OSTAGE = PERSIST && sizeof(TO) == 2 && OFF_OST + OST_BYTES + 1024 <= 227 * 1024;
+    static constexpr int ost_bytes(int cols) { return CONSUMER_WARPS * 16 * (cols * 2 + 16); }
+    static constexpr int OST_COLS = !PERSIST || sizeof(TO) != 2                        ? 0
+                                    : OFF_OST + ost_bytes(DV) + 1024 <= 227 * 1024     ? DV
+                                    : OFF_OST + ost_bytes(DV / 2) + 1024 <= 227 * 1024 ? DV / 2
+                                                                                      : 0;
+    static constexpr bool OSTAGE = OST_COLS > 0;
+    static constexpr int OST_ROW = OST_COLS * 2 + 16, OST_WARP = 16 * OST_ROW, OST_BYTES = ost_bytes(OST_COLS);
     static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
@@ -1144,7 +1150,8 @@ template <class C> struct AttnWgmma {
     // aligned (every layout kiln.attention makes; the 8-byte aligned strides the ABI allows take the 4-byte stores):
     // - OSTAGE: through the warp's staging rows in shared memory (stmatrix: two column blocks of rows g and g + 8 an
     //   instruction) and 16 bulk copies of a row each, which the warp only waits for (their reads of the rows) at
-    //   its next item's epilogue. Direct 16-byte stores kept the consumers ~2400 clocks an item at head dim 128.
+    //   its next item's epilogue, or before the second round where the rows hold half of O's columns (head dim
+    //   256). Direct 16-byte stores kept the consumers ~2400 clocks an item at head dim 128.
     // - else: a quad holds 16 bytes of each of its row's 8-column groups, 4 bytes a lane; a transpose over the quad
     //   gives each lane one whole group, so that a warp stores 64 contiguous bytes of 8 rows at a time instead of 16
     //   (the 4-byte stores kept the consumers ~4000 clocks an item at head dim 128; H200 harness,
@@ -1165,24 +1172,30 @@ template <class C> struct AttnWgmma {
         }
         if (OSTAGE && wide) {  // (uniform)
             const uint32_t buf = smem_addr(smem + OFF_OST) + cwarp * OST_WARP;
-            if (lane < 16) sm90::bulk_wait_read<0>();  // the warp's previous O has left the rows
-            __syncwarp();
             // matrix x of an stmatrix: rows 8 (x % 2) .. + 7, column block t + x / 2
             const int x = lane >> 3;
             const uint32_t at = buf + ((lane & 7) + 8 * (x & 1)) * OST_ROW + (x >> 1) * 16;
+            constexpr int CB = OST_COLS / 8;  // column blocks a round
 #pragma unroll
-            for (int t = 0; t < DB; t += 2)
-                sm90::stmatrix_x4(at + 16 * t, PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
-                                  PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
-                                  PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
-                                  PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
-            sm90::fence_proxy_async_smem();  // the rows' generic writes before the bulk copies read them
-            __syncwarp();
-            if (lane < 16) {  // lane i: the warp's row i (g + 8 hh)
-                const int row = r.wr0 + lane;
-                if (row < out.sq.len_q)
-                    sm90::bulk_store(out.o + (int64_t)row * p.o_stride_s + pass * DV, buf + lane * OST_ROW, DV * 2);
-                sm90::bulk_commit();
+            for (int c = 0; c < DV / OST_COLS; ++c) {
+                if (lane < 16) sm90::bulk_wait_read<0>();  // the warp's previous round has left the rows
+                __syncwarp();
+#pragma unroll
+                for (int t = c * CB; t < (c + 1) * CB; t += 2)
+                    sm90::stmatrix_x4(at + 16 * (t - c * CB),
+                                      PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
+                                      PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
+                                      PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
+                                      PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
+                sm90::fence_proxy_async_smem();  // the rows' generic writes before the bulk copies read them
+                __syncwarp();
+                if (lane < 16) {  // lane i: the warp's row i (g + 8 hh)
+                    const int row = r.wr0 + lane;
+                    if (row < out.sq.len_q)
+                        sm90::bulk_store(out.o + (int64_t)row * p.o_stride_s + pass * DV + c * OST_COLS,
+                                         buf + lane * OST_ROW, OST_COLS * 2);
+                    sm90::bulk_commit();
+                }
             }
         } else {
 #pragma unroll
