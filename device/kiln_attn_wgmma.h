@@ -271,27 +271,20 @@ template <class C> struct AttnWgmma {
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
     static constexpr int VT_BYTES = PV16 ? (VPRE ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
                                          : (BN * NO + 1023) / 1024 * 1024;
-    static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
+    // PERSIST: two Q buffers, item it in buffer it % QB, so that the producer loads the next item's Q while the
+    // consumers still work on the current one (with one buffer its load waited for the last S of the item before it).
+    static constexpr int QB = PERSIST ? 2 : 1;
+    static constexpr int OFF_Q = 0, OFF_K = QB * Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES;
+    static constexpr int OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
-    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
-    static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
-    // PERSIST: after the barriers the item the producer hands the consumers (ItemMsg, 32 bytes)
-    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (PERSIST ? 32 : 0);
+    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty (Q buffer 0), then with two Q
+    // buffers q and qempty of buffer 1
+    static constexpr int NBARS0 = 1 + 4 * ST + VRAW + 1, NBARS = NBARS0 + 2 * (QB - 1);
+    // PERSIST: after the barriers the items the producer hands the consumers (ItemMsg, 32 bytes a Q buffer)
+    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (PERSIST ? 32 * QB : 0);
     static constexpr int CONSUMER_WARPS = 4 * CW;
-    // Persistent kernels store O through shared memory where it fits: each consumer warp has 16 rows of OST_COLS
-    // 16-bit values (all DV columns, or half of them in two rounds), each row padded by 16 bytes (the 8 rows of an
-    // stmatrix matrix then meet 8 different bank groups), that the bulk copy engine writes out row by row while the
-    // warp goes on (epilogue).
-    static constexpr int OFF_OST = (END_BARS + 127) / 128 * 128;
-    static constexpr int ost_bytes(int cols) { return CONSUMER_WARPS * 16 * (cols * 2 + 16); }
-    static constexpr int OST_COLS = !PERSIST || sizeof(TO) != 2                        ? 0
-                                    : OFF_OST + ost_bytes(DV) + 1024 <= 227 * 1024     ? DV
-                                    : OFF_OST + ost_bytes(DV / 2) + 1024 <= 227 * 1024 ? DV / 2
-                                                                                      : 0;
-    static constexpr bool OSTAGE = OST_COLS > 0;
-    static constexpr int OST_ROW = OST_COLS * 2 + 16, OST_WARP = 16 * OST_ROW, OST_BYTES = ost_bytes(OST_COLS);
-    static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment
+    static constexpr int SMEM_BYTES = END_BARS + 1024;  // + alignment of the base to 1024
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
@@ -331,13 +324,15 @@ template <class C> struct AttnWgmma {
 
     struct Bars {
         uint64_t *base;
-        KILN_DEVICE uint64_t *q() const { return base; }
+        KILN_DEVICE uint64_t *q(int qb = 0) const { return qb == 0 ? base : base + NBARS0; }
         KILN_DEVICE uint64_t *kfull(int s) const { return base + 1 + s; }
         KILN_DEVICE uint64_t *kempty(int s) const { return base + 1 + ST + s; }
         KILN_DEVICE uint64_t *vtfull(int s) const { return base + 1 + 2 * ST + s; }
         KILN_DEVICE uint64_t *vtempty(int s) const { return base + 1 + 3 * ST + s; }
         KILN_DEVICE uint64_t *vfull(int s) const { return base + 1 + 4 * ST + s; }
-        KILN_DEVICE uint64_t *qempty() const { return base + 1 + 4 * ST + VRAW; }
+        KILN_DEVICE uint64_t *qempty(int qb = 0) const {
+            return qb == 0 ? base + 1 + 4 * ST + VRAW : base + NBARS0 + 1;
+        }
     };
 
     // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen; 0 else), and
@@ -401,23 +396,30 @@ template <class C> struct AttnWgmma {
         }
     }
 
-    // PERSIST: the producer's thread 0 writes each item here before it arms Q's barrier for it, and the consumers read
-    // it once that barrier completes (its arrive releases, their wait acquires), so that they skip the work order's
-    // integer divisions between items (~1000 clocks an item at 4x32x4096x128). The producer rewrites it only after
-    // every consumer warp has released the previous item's Q (qempty), which each does after reading it. n_tiles -1:
-    // no more items.
+    // PERSIST: the producer's thread 0 writes each item into its Q buffer's message before it arms that buffer's
+    // barrier, and the consumers read it once the barrier completes (its arrive releases, their wait acquires), so
+    // that they skip the work order's integer divisions between items (~1000 clocks an item at 4x32x4096x128). The
+    // producer rewrites a message only after every consumer warp has released the buffer's previous item (qempty),
+    // which each does after reading it. n_tiles -1: no more items.
     struct ItemMsg {
-        int b, h, m0, n_tiles, off, len_k;
+        int b, h, m0, n_tiles, off, len_k, pad[2];
     };
+    KILN_DEVICE static ItemMsg *item_msg(uint8_t *smem, int qb) {
+        return reinterpret_cast<ItemMsg *>(smem + OFF_MSG) + qb;
+    }
+    // Before item it's Q goes into buffer it % QB: the consumers' release of the item QB before it there.
+    KILN_DEVICE static void wait_q_buffer(const Bars &bars, int it) {
+        if (it >= QB) sm90::mbar_wait(bars.qempty(it % QB), (uint32_t)((it - QB) / QB) & 1);
+    }
     KILN_DEVICE static void post_item(uint8_t *smem, const Item &w, const kiln_attn_params &p) {
-        ItemMsg *m = reinterpret_cast<ItemMsg *>(smem + OFF_MSG);
+        ItemMsg *m = item_msg(smem, w.it % QB);
         m->b = w.b, m->h = w.h, m->m0 = w.m0, m->n_tiles = w.n_tiles(p), m->off = w.len_k - w.len_q, m->len_k = w.len_k;
     }
-    // After the last of `items` items: the end mark, once the consumers are done with the last item's message.
+    // After the last of `items` items: the end mark, in the buffer that item `items` would have taken.
     KILN_DEVICE static void post_end(uint8_t *smem, const Bars &bars, int items) {
-        if (items > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(items - 1) & 1);
-        reinterpret_cast<ItemMsg *>(smem + OFF_MSG)->n_tiles = -1;
-        sm90::mbar_arrive(bars.q());
+        wait_q_buffer(bars, items);
+        item_msg(smem, items % QB)->n_tiles = -1;
+        sm90::mbar_arrive(bars.q(items % QB));
     }
 
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
@@ -490,11 +492,11 @@ template <class C> struct AttnWgmma {
                                          const Bars &bars, const Item &w, int kvh, int qrow0, int krow0, int bc) {
         const int h = w.h, b = w.b, n_tiles = w.n_tiles(p), tb = w.tb, it = w.it;
         KILN_STAMP(it, 16, clock64());
-        if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
+        wait_q_buffer(bars, it);
         KILN_STAMP(it, 17, clock64());
         if constexpr (PERSIST) post_item(smem, w, p);
-        sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
-        load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
+        sm90::mbar_arrive_expect_tx(bars.q(it % QB), Q_BYTES);
+        load_rows(smem + OFF_Q + it % QB * Q_BYTES, &maps.q, bars.q(it % QB), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
             const int tg = tb + t, st = tg % ST, row = krow0 + t * BN;
             const uint32_t ph = (uint32_t)((tg / ST) - 1) & 1;
@@ -531,6 +533,7 @@ template <class C> struct AttnWgmma {
             sm90::mbar_init(bars.vfull(1), 1);
             for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
             sm90::mbar_init(bars.qempty(), CONSUMER_WARPS);
+            if constexpr (QB == 2) sm90::mbar_init(bars.q(1), 1), sm90::mbar_init(bars.qempty(1), CONSUMER_WARPS);
             sm90::mbar_init_fence();
         }
         if constexpr (PV16 && PSUM && !VPRE) {  // the ones panel after V's D / 64 in every stage (the widening writes
@@ -611,11 +614,11 @@ template <class C> struct AttnWgmma {
                 };
                 if (tid == 0) {
                     KILN_STAMP(w.it, 16, clock64());
-                    if (w.it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(w.it - 1) & 1);
+                    wait_q_buffer(bars, w.it);
                     KILN_STAMP(w.it, 17, clock64());
                     if constexpr (PERSIST) post_item(smem, w, p);
-                    sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
-                    load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, w.h, qrow0, bc);
+                    sm90::mbar_arrive_expect_tx(bars.q(w.it % QB), Q_BYTES);
+                    load_rows(smem + OFF_Q + w.it % QB * Q_BYTES, &maps.q, bars.q(w.it % QB), BM, w.h, qrow0, bc);
                     if constexpr (VRAW == 2) {
                         if (total > 0) wait_k_stage(0), load_kv(0);
                     } else {
@@ -659,8 +662,8 @@ template <class C> struct AttnWgmma {
             int tb = 0;
 #pragma unroll 1
             for (int it = 0;; ++it) {
-                sm90::mbar_wait(bars.q(), (uint32_t)it & 1);
-                const ItemMsg m = *reinterpret_cast<const ItemMsg *>(smem + OFF_MSG);
+                sm90::mbar_wait(bars.q(it % QB), (uint32_t)(it / QB) & 1);
+                const ItemMsg m = *item_msg(smem, it % QB);
                 if (m.n_tiles < 0) break;
                 if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(it, 20, clock64());
                 consume(p, smem, bars, wg - 1, warp, lane, m.b, m.h, m.m0, m.n_tiles, m.off, m.len_k, tb, it);
@@ -672,7 +675,6 @@ template <class C> struct AttnWgmma {
                         w.tb, w.it);
             });
         }
-        if constexpr (OSTAGE) sm90::bulk_wait<0>();  // the last O's copies done before the CTA's shared memory goes
     }
 
     // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
@@ -980,7 +982,8 @@ template <class C> struct AttnWgmma {
         float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PV_STEPS][4];
-        const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
+        const int qb = it % QB;  // Q's buffer
+        const uint32_t q_base = smem_addr(smem + OFF_Q + qb * Q_BYTES) + 64 * cw * RB;
         // Ring slots and phases follow the load order t = t0 + j (t0 = tb + pass * n_tiles); tile j's keys are j * BN...
         int t0 = tb;
         auto slot = [&](int j) { return (t0 + j) % ST; };
@@ -998,12 +1001,12 @@ template <class C> struct AttnWgmma {
         // Q is read by the S of the last pass's last tile for the last time: then each warp releases it to the
         // producer (the next item's Q), or at once where the item has no key tile.
         auto release_q = [&](int pass, int j) {
-            if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty());
+            if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty(qb));
         };
         const bool stamp = warp == 0 && lane == 0;
         if (stamp) KILN_STAMP(it, 8 * cw, clock64());
-        sm90::mbar_wait(bars.q(), (uint32_t)it & 1);  // (also with no key tile: Q's load must have landed)
-        if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty());
+        sm90::mbar_wait(bars.q(qb), (uint32_t)(it / QB) & 1);  // (also with no key tile: Q's load must have landed)
+        if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty(qb));
         if (stamp) {
             KILN_STAMP(it, 8 * cw + 1, clock64());
             KILN_STAMP(it, 8 * cw + 7, n_tiles);
@@ -1123,7 +1126,7 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
-            epilogue(p, smem, o, r, pass, b, h, 4 * cw + warp);
+            epilogue(p, o, r, pass, b, h);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
@@ -1146,87 +1149,45 @@ template <class C> struct AttnWgmma {
             }
     }
 
-    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse), where O's rows are 16-byte
-    // aligned (every layout kiln.attention makes; the 8-byte aligned strides the ABI allows take the 4-byte stores):
-    // - OSTAGE: through the warp's staging rows in shared memory (stmatrix: two column blocks of rows g and g + 8 an
-    //   instruction) and 16 bulk copies of a row each, which the warp only waits for (their reads of the rows) at
-    //   its next item's epilogue, or before the second round where the rows hold half of O's columns (head dim
-    //   256). Direct 16-byte stores kept the consumers ~2400 clocks an item at head dim 128.
-    // - else: a quad holds 16 bytes of each of its row's 8-column groups, 4 bytes a lane; a transpose over the quad
-    //   gives each lane one whole group, so that a warp stores 64 contiguous bytes of 8 rows at a time instead of 16
-    //   (the 4-byte stores kept the consumers ~4000 clocks an item at head dim 128; H200 harness,
-    //   tuning/probes/attn_items_run.sh).
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, uint8_t *smem, const float (&o)[NO / 2], const Rows &r,
-                                     int pass, int b, int h, int cwarp) {
+    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse). A quad holds 16 bytes of
+    // each of its row's 8-column groups, 4 bytes a lane; where O's rows are 16-byte aligned (every layout
+    // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
+    // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
+    // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int pass,
+                                     int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, b, h, r.vd, r.sl2);
         const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
-        float l_lse[2], inv[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
             // e4m3, r.l holds what the rounding took on masked tiles (for the lse), with f16 nothing
             const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
-            l_lse[hh] = PSUM ? l + quad_sum(r.l[hh]) : l;
-            inv[hh] = l > 0.f ? out.vd / l : 0.f;
-        }
-        if (OSTAGE && wide) {  // (uniform)
-            const uint32_t buf = smem_addr(smem + OFF_OST) + cwarp * OST_WARP;
-            // matrix x of an stmatrix: rows 8 (x % 2) .. + 7, column block t + x / 2
-            const int x = lane >> 3;
-            const uint32_t at = buf + ((lane & 7) + 8 * (x & 1)) * OST_ROW + (x >> 1) * 16;
-            constexpr int CB = OST_COLS / 8;  // column blocks a round
-#pragma unroll
-            for (int c = 0; c < DV / OST_COLS; ++c) {
-                if (lane < 16) sm90::bulk_wait_read<0>();  // the warp's previous round has left the rows
-                __syncwarp();
-#pragma unroll
-                for (int t = c * CB; t < (c + 1) * CB; t += 2)
-                    sm90::stmatrix_x4(at + 16 * (t - c * CB),
-                                      PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
-                                      PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
-                                      PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
-                                      PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
-                sm90::fence_proxy_async_smem();  // the rows' generic writes before the bulk copies read them
-                __syncwarp();
-                if (lane < 16) {  // lane i: the warp's row i (g + 8 hh)
-                    const int row = r.wr0 + lane;
-                    if (row < out.sq.len_q)
-                        sm90::bulk_store(out.o + (int64_t)row * p.o_stride_s + pass * DV + c * OST_COLS,
-                                         buf + lane * OST_ROW, OST_COLS * 2);
-                    sm90::bulk_commit();
-                }
-            }
-        } else {
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                const int row = r.wr0 + g + 8 * hh;
-                const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
-                TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
-                if (wide) {  // (uniform: the whole warp shuffles)
-#pragma unroll
-                    for (int blk = 0; blk < DB / 4; ++blk) {
-                        uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
-#pragma unroll
-                        for (int k = 0; k < 4; ++k)
-                            a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv[hh],
-                                                     o[4 * (4 * blk + k) + 2 * hh + 1] * inv[hh]);
-                        quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
-                        if (live)
-                            *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
-                    }
-                } else if (live) {
-#pragma unroll
-                    for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
-                        *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
-                            PackOut<TO>::pair(o[4 * t + 2 * hh] * inv[hh], o[4 * t + 2 * hh + 1] * inv[hh]);
-                }
-            }
-        }
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
+            const float l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
             const int row = r.wr0 + g + 8 * hh;
-            if (row < out.sq.len_q && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse[hh]);
+            const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
+            const float inv = l > 0.f ? out.vd / l : 0.f;
+            TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
+            if (wide) {  // (uniform: the whole warp shuffles)
+#pragma unroll
+                for (int blk = 0; blk < DB / 4; ++blk) {
+                    uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
+#pragma unroll
+                    for (int k = 0; k < 4; ++k)
+                        a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv,
+                                                 o[4 * (4 * blk + k) + 2 * hh + 1] * inv);
+                    quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
+                    if (live)
+                        *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
+                }
+            } else if (live) {
+#pragma unroll
+                for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
+                    *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
+                        PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
+            }
+            if (live && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse);
         }
     }
 };

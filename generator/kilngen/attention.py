@@ -216,17 +216,12 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
     raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
-    the base for the swizzle; persistent kernels add the consumers' item message (32 bytes) and O's staging rows where
-    they fit in 227 KB (the barriers and the message rounded up to 128 bytes, then 16 rows of DV, or else DV / 2,
-    16-bit values + 16 bytes for each consumer warp)."""
+    the base for the swizzle; persistent kernels have two Q buffers, each with two more mbarriers and the consumers'
+    item message (32 bytes)."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
-    tiles = s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-    bars = 8 * (1 + 4 * s.stages + 2 + 1) + (32 if s.persist else 0)  # + the item message (ItemMsg)
-    for cols in (dv, dv // 2):
-        staged = tiles + -(-bars // 128) * 128 + (s.bm // 64) * 4 * 16 * (2 * cols + 16) + 1024
-        if s.persist and staged <= 227 * 1024:
-            return staged
+    tiles = s.bm * s.head_dim * (2 if s.persist else 1) + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
+    bars = 8 * (1 + 4 * s.stages + 2 + 1) + (8 * 2 + 2 * 32 if s.persist else 0)  # + Q buffer 1's, the messages
     return tiles + bars + 1024
 
 
