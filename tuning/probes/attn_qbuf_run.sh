@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Two Q buffers in the persistent kernels (the next item's Q loads while the consumers still work on the current one)
-# with the items handed to the consumers by the producer (ItemMsg), one device command: the library builds in the
-# background while tuning/probes/attn_epilogue_run.sh checks the harness of the change (build-probe/attn_q2: every
-# wgmma kernel, forced persistent grids too) and times it in alternating rounds against the harness before it
-# (attn_stamp), both built with -DKILN_PROBE_ITEM_CLOCKS; then the GPU suite on the library and, with
-# KILN_BENCH_ATTN=1, bench_attn.
+# Two Q buffers in the persistent kernels (the next item's Q loads while the consumers still work on the current one),
+# the items handed to the consumers by the producer (ItemMsg), and O stored with TMA from per-warp staging rows, one
+# device command: the library builds in the background while tuning/probes/attn_epilogue_run.sh checks the harness of
+# all three (build-probe/attn_otma: every wgmma kernel, forced persistent grids too) and times it in alternating
+# rounds against the harness before them (attn_stamp) and the one with the first two only (attn_q2), all built with
+# -DKILN_PROBE_ITEM_CLOCKS; then the GPU suite on the library and, with KILN_BENCH_ATTN=1, bench_attn.
 # Usage (GPU machine, repo root): KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_qbuf_run.sh
 set -uo pipefail
 source "$(dirname "$0")/attn_probe_lib.sh"
 attn_build_library
-KILN_NEW=q2 KILN_OLD=stamp \
+KILN_NEW=otma KILN_OLD="stamp q2" \
     KILN_ITEM_SHAPES=${KILN_ITEM_SHAPES:-4x32x4096x128,8x16x2048x128,2x16x8192x64,2x8x8192x256} \
     OUT="$OUT" bash "$(dirname "$0")/attn_epilogue_run.sh"
-grep -h "probe " "$L/times_stamp_2.log" | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330 \
-    >"$OUT/stamp_probe.txt"
+for v in stamp q2; do
+    grep -h "probe " "$L/times_${v}_2.log" | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330 \
+        >"$OUT/${v}_probe.txt"
+done
 attn_wait_library || exit 1
 attn_suite_and_bench
