@@ -271,9 +271,13 @@ template <class C> struct AttnWgmma {
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
     static constexpr int VT_BYTES = PV16 ? (VPRE ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
                                          : (BN * NO + 1023) / 1024 * 1024;
-    // PERSIST: two Q buffers, item it in buffer it % QB, so that the producer loads the next item's Q while the
-    // consumers still work on the current one (with one buffer its load waited for the last S of the item before it).
-    static constexpr int QB = PERSIST ? 2 : 1;
+    // HANDOFF (persistent, two consumers): two Q buffers, item it in buffer it % QB, so that the producer loads the
+    // next item's Q while the consumers still work on the current one (with one buffer its load waited for the last S
+    // of the item before it), and the items handed to the consumers by the producer (ItemMsg). H200 harness,
+    // tuning/results/probe_attn_qbuf_h200_times.txt: +0-1.6 % at head dim 128 and 64 (bm 128); with three consumers
+    // (bm 192) 3 % slower, so those keep one buffer and walk the work order themselves.
+    static constexpr bool HANDOFF = PERSIST && BM == 128;
+    static constexpr int QB = HANDOFF ? 2 : 1;
     static constexpr int OFF_Q = 0, OFF_K = QB * Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES;
     static constexpr int OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
@@ -281,19 +285,10 @@ template <class C> struct AttnWgmma {
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty (Q buffer 0), then with two Q
     // buffers q and qempty of buffer 1
     static constexpr int NBARS0 = 1 + 4 * ST + VRAW + 1, NBARS = NBARS0 + 2 * (QB - 1);
-    // PERSIST: after the barriers the items the producer hands the consumers (ItemMsg, 32 bytes a Q buffer)
-    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (PERSIST ? 32 * QB : 0);
+    // HANDOFF: after the barriers the items the producer hands the consumers (ItemMsg, 32 bytes a Q buffer)
+    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (HANDOFF ? 32 * QB : 0);
     static constexpr int CONSUMER_WARPS = 4 * CW;
-    // Persistent kernels store O with TMA where it fits (epilogue): each consumer warp has 16 rows of DV 16-bit
-    // values in DV / 64 panels of 16 rows x 128 bytes (the 128-byte swizzle), which it writes with stmatrix and its
-    // lane 0 stores as DV / 64 boxes of the o map; the warp waits for those stores to have read the rows only at its
-    // next item's epilogue. Two consumers only, and beside the widening producer only at head dim 64: with three
-    // consumers (160 registers) or the widening producer at head dim 128 and up (224) ptxas spilled.
-    static constexpr int OST_PANEL = 16 * 128, OST_WARP = DV / 64 * OST_PANEL, OST_BYTES = CONSUMER_WARPS * OST_WARP;
-    static constexpr int OFF_OST = (END_BARS + 1023) / 1024 * 1024;
-    static constexpr bool OSTAGE =
-        PERSIST && CW == 2 && (VPRE || D <= 64) && OFF_OST + OST_BYTES + 1024 <= 227 * 1024;
-    static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment to 1 KB
+    static constexpr int SMEM_BYTES = END_BARS + 1024;  // + alignment of the base to 1024
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
@@ -405,14 +400,7 @@ template <class C> struct AttnWgmma {
         }
     }
 
-    // The shared-memory address of the kernel's 1024-byte aligned base (attn_wgmma's `base`).
-    KILN_DEVICE static uint32_t lds_base() {
-        extern __shared__ __align__(128) uint8_t kiln_lds[];
-        const uint32_t a = smem_addr(kiln_lds);
-        return a + ((1024 - (a & 1023)) & 1023);
-    }
-
-    // PERSIST: the producer's thread 0 writes each item into its Q buffer's message before it arms that buffer's
+    // HANDOFF: the producer's thread 0 writes each item into its Q buffer's message before it arms that buffer's
     // barrier, and the consumers read it once the barrier completes (its arrive releases, their wait acquires), so
     // that they skip the work order's integer divisions between items (~1000 clocks an item at 4x32x4096x128). The
     // producer rewrites a message only after every consumer warp has released the buffer's previous item (qempty),
@@ -510,7 +498,7 @@ template <class C> struct AttnWgmma {
         KILN_STAMP(it, 16, clock64());
         wait_q_buffer(bars, it);
         KILN_STAMP(it, 17, clock64());
-        if constexpr (PERSIST) post_item(smem, w, p);
+        if constexpr (HANDOFF) post_item(smem, w, p);
         sm90::mbar_arrive_expect_tx(bars.q(it % QB), Q_BYTES);
         load_rows(smem + OFF_Q + it % QB * Q_BYTES, &maps.q, bars.q(it % QB), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
@@ -580,7 +568,7 @@ template <class C> struct AttnWgmma {
                         produce_vpre(p, maps, smem, bars, w, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b);
                         items = w.it + 1;
                     });
-                    if constexpr (PERSIST) post_end(smem, bars, items);
+                    if constexpr (HANDOFF) post_end(smem, bars, items);
                 }
                 return;
             }
@@ -632,7 +620,7 @@ template <class C> struct AttnWgmma {
                     KILN_STAMP(w.it, 16, clock64());
                     wait_q_buffer(bars, w.it);
                     KILN_STAMP(w.it, 17, clock64());
-                    if constexpr (PERSIST) post_item(smem, w, p);
+                    if constexpr (HANDOFF) post_item(smem, w, p);
                     sm90::mbar_arrive_expect_tx(bars.q(w.it % QB), Q_BYTES);
                     load_rows(smem + OFF_Q + w.it % QB * Q_BYTES, &maps.q, bars.q(w.it % QB), BM, w.h, qrow0, bc);
                     if constexpr (VRAW == 2) {
@@ -668,13 +656,13 @@ template <class C> struct AttnWgmma {
                 }
                 items = w.it + 1;
             });
-            if constexpr (PERSIST)
+            if constexpr (HANDOFF)
                 if (tid == 0) post_end(smem, bars, items);
             return;
         }
 
         sm90::regs_alloc<CONSUMER_REGS>();
-        if constexpr (PERSIST) {  // the items as the producer hands them over (ItemMsg)
+        if constexpr (HANDOFF) {  // the items as the producer hands them over (ItemMsg)
             int tb = 0;
 #pragma unroll 1
             for (int it = 0;; ++it) {
@@ -682,14 +670,13 @@ template <class C> struct AttnWgmma {
                 const ItemMsg m = *item_msg(smem, it % QB);
                 if (m.n_tiles < 0) break;
                 if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(it, 20, clock64());
-                consume(p, &maps.o, smem, bars, wg - 1, warp, lane, m.b, m.h, m.m0, m.n_tiles, m.off, m.len_k, tb, it);
+                consume(p, smem, bars, wg - 1, warp, lane, m.b, m.h, m.m0, m.n_tiles, m.off, m.len_k, tb, it);
                 tb += NPASS * m.n_tiles;
             }
-            if constexpr (OSTAGE) sm90::bulk_wait<0>();  // O's last stores done before the CTA's shared memory goes
         } else {
             for_each_item(p, [&](const Item &w) {
-                consume(p, &maps.o, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q,
-                        w.len_k, w.tb, w.it);
+                consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k,
+                        w.tb, w.it);
             });
         }
     }
@@ -986,9 +973,8 @@ template <class C> struct AttnWgmma {
     }
 
     // One item (query block m0 of head h of sequence b, its tiles from tb in the ring's count, its index it).
-    KILN_DEVICE static void consume(const kiln_attn_params &p, const kiln_tma_desc *omap, uint8_t *smem,
-                                    const Bars &bars, int cw, int warp, int lane, int b, int h, int m0, int n_tiles,
-                                    int off, int len_k, int tb, int it) {
+    KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
+                                    int lane, int b, int h, int m0, int n_tiles, int off, int len_k, int tb, int it) {
         const int64_t di = attn_descale_index(p, b, h);
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
@@ -1144,7 +1130,7 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
-            epilogue(p, omap, o, r, pass, b, h);
+            epilogue(p, o, r, pass, b, h);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
@@ -1167,92 +1153,52 @@ template <class C> struct AttnWgmma {
             }
     }
 
-    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse), where O's rows are 16-byte
-    // aligned (every layout kiln.attention makes; the 8-byte aligned strides the ABI allows take 4-byte stores):
-    // - OSTAGE with the o map (p.o_map): the warp's staging rows (stmatrix: two column blocks of rows g and g + 8 an
-    //   instruction) go out as DV / 64 TMA boxes of 16 rows, stored by lane 0 and waited for (their reads of the
-    //   rows) only at the warp's next epilogue; rows past the sequence are outside the map (fixed lengths), and a
-    //   varlen warp whose rows reach past its sequence takes the stores below.
-    // - else a quad holds 16 bytes of each of its row's 8-column groups, 4 bytes a lane; a transpose over the quad
-    //   gives each lane one whole group, so that a warp stores 64 contiguous bytes of 8 rows at a time instead of 16
-    //   (the 4-byte stores kept the consumers ~4000 clocks an item at head dim 128, these ~2400; H200 harness,
-    //   tuning/probes/attn_items_run.sh).
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const kiln_tma_desc *omap, const float (&o)[NO / 2],
-                                     const Rows &r, int pass, int b, int h) {
+    // O's columns pass * DV .. + DV of the warp's rows (and, on the first pass, the lse). A quad holds 16 bytes of
+    // each of its row's 8-column groups, 4 bytes a lane; where O's rows are 16-byte aligned (every layout
+    // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
+    // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
+    // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int pass,
+                                     int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, b, h, r.vd, r.sl2);
         const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
-        float l_lse[2], inv[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
             // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
             // e4m3, r.l holds what the rounding took on masked tiles (for the lse), with f16 nothing
             const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
-            l_lse[hh] = PSUM ? l + quad_sum(r.l[hh]) : l;
-            inv[hh] = l > 0.f ? out.vd / l : 0.f;
-        }
-        // (uniform over the warp)
-        if (OSTAGE && p.o_map && (!p.cu_seqlens_q || r.wr0 + 16 <= out.sq.len_q)) {
-            // (the rows' address from the thread's index and the base again: values kept live through the key loop
-            // for it made ptxas spill there)
-            const uint32_t buf = lds_base() + OFF_OST + ((thread_x() >> 5) - 4) * OST_WARP;
-            if (lane == 0) sm90::bulk_wait_read<0>();  // the warp's previous O has left the rows
-            __syncwarp();
-            // matrix x of an stmatrix: rows 8 (x % 2) + lane % 8, column block t + x / 2 (swizzled in its panel)
-            const int x = lane >> 3, row = (lane & 7) + 8 * (x & 1);
-#pragma unroll
-            for (int t = 0; t < DB; t += 2)
-                sm90::stmatrix_x4(buf + (t / 8) * OST_PANEL + row * 128 + ((((t % 8) + (x >> 1)) ^ (lane & 7)) << 4),
-                                  PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
-                                  PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
-                                  PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
-                                  PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
-            sm90::fence_proxy_async_smem();  // the rows' generic writes before the TMA store reads them
-            __syncwarp();
-            if (lane == 0) {
-                const int row0 = (int)out.sq.q_first + r.wr0, bc = p.cu_seqlens_q ? 0 : b;
-#pragma unroll
-                for (int pnl = 0; pnl < DV / 64; ++pnl)
-                    sm90::tma_store_4d(omap, buf + pnl * OST_PANEL, pass * DV + 64 * pnl, h, row0, bc);
-                sm90::bulk_commit();
-            }
-        } else {
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                const int row = r.wr0 + g + 8 * hh;
-                const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
-                TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
-                if (wide) {  // (uniform: the whole warp shuffles)
-#pragma unroll
-                    for (int blk = 0; blk < DB / 4; ++blk) {
-                        uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
-#pragma unroll
-                        for (int k = 0; k < 4; ++k)
-                            a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv[hh],
-                                                     o[4 * (4 * blk + k) + 2 * hh + 1] * inv[hh]);
-                        quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
-                        if (live)
-                            *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
-                    }
-                } else if (live) {
-#pragma unroll
-                    for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
-                        *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
-                            PackOut<TO>::pair(o[4 * t + 2 * hh] * inv[hh], o[4 * t + 2 * hh + 1] * inv[hh]);
-                }
-            }
-        }
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
+            const float l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
             const int row = r.wr0 + g + 8 * hh;
-            if (row < out.sq.len_q && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse[hh]);
+            const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
+            const float inv = l > 0.f ? out.vd / l : 0.f;
+            TO *orow = out.o + (int64_t)row * p.o_stride_s + pass * DV;
+            if (wide) {  // (uniform: the whole warp shuffles)
+#pragma unroll
+                for (int blk = 0; blk < DB / 4; ++blk) {
+                    uint32_t a[4];  // accumulator columns 8 t + 2 q4 (+ 1), t = 4 blk + k
+#pragma unroll
+                    for (int k = 0; k < 4; ++k)
+                        a[k] = PackOut<TO>::pair(o[4 * (4 * blk + k) + 2 * hh] * inv,
+                                                 o[4 * (4 * blk + k) + 2 * hh + 1] * inv);
+                    quad_transpose(a, q4);  // a: columns 8 (4 blk + q4) .. + 7
+                    if (live)
+                        *reinterpret_cast<uint4 *>(orow + 8 * (4 * blk + q4)) = make_uint4(a[0], a[1], a[2], a[3]);
+                }
+            } else if (live) {
+#pragma unroll
+                for (int t = 0; t < DB; ++t)  // accumulator columns 8t + 2 q4 (+ 1)
+                    *reinterpret_cast<uint32_t *>(orow + 8 * t + 2 * q4) =
+                        PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
+            }
+            if (live && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse);
         }
     }
 };
 
 template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const kiln_attn_tma_params &maps) {
     extern __shared__ __align__(128) uint8_t kiln_lds[];
-    // The swizzled tiles need a 1024-byte aligned base (AttnWgmma::lds_base).
+    // The swizzled tiles need a 1024-byte aligned base.
     uint8_t *base = kiln_lds + ((1024 - (smem_addr(kiln_lds) & 1023)) & 1023);
     AttnWgmma<C>::run(p, maps, base);
 }

@@ -216,16 +216,13 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
     raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
-    the base for the swizzle; persistent kernels have two Q buffers, each with two more mbarriers and the consumers'
-    item message (32 bytes), and where it fits in 227 KB O's staging for its TMA stores (from the next 1 KB, each
-    consumer warp 16 rows of DV 16-bit values; bm 128 only, with V widened in place at head dim 64 only)."""
+    the base for the swizzle; persistent kernels of bm 128 have two Q buffers, the second with two more mbarriers, and
+    each with the consumers' item message (32 bytes)."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
-    tiles = s.bm * s.head_dim * (2 if s.persist else 1) + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-    bars = 8 * (1 + 4 * s.stages + 2 + 1) + (8 * 2 + 2 * 32 if s.persist else 0)  # + Q buffer 1's, the messages
-    staged = -(-(tiles + bars) // 1024) * 1024 + (s.bm // 64) * 4 * (dv // 64) * 16 * 128 + 1024
-    if s.persist and s.bm == 128 and (s.vpre or s.head_dim <= 64) and staged <= 227 * 1024:
-        return staged
+    handoff = s.persist and s.bm == 128
+    tiles = s.bm * s.head_dim * (2 if handoff else 1) + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
+    bars = 8 * (1 + 4 * s.stages + 2 + 1) + (8 * 2 + 2 * 32 if handoff else 0)  # + Q buffer 1's, the messages
     return tiles + bars + 1024
 
 

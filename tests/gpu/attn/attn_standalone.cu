@@ -696,23 +696,6 @@ static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, in
     if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled failed (%d)\n", (int)r), exit(2);
     return m;
 }
-// 4-D map {D, heads, rows, batch} of the 16-bit O (strides st: b, s, h elements), box {64, 1, 16, 1}, 128-byte
-// swizzle (kiln_attn_abi.h); false where O's base or byte strides are not multiples of 16 (the kernels then store O
-// from registers), as the runtime decides.
-static bool encode_map_o(kiln_tma_desc &m, const void *base, int D, int H, int64_t rows, int B, const int64_t *st) {
-    const cuuint64_t sh = 2 * (cuuint64_t)st[2], ss = 2 * (cuuint64_t)st[1];
-    const cuuint64_t sb = B > 1 ? 2 * (cuuint64_t)st[0] : (cuuint64_t)rows * ss;
-    if (((uintptr_t)base | sh | ss | sb) % 16) return false;
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
-    cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)H, (cuuint64_t)rows, (cuuint64_t)B};
-    cuuint64_t strides[3] = {sh, ss, sb};
-    cuuint32_t box[4] = {64, 1, 16, 1}, es[4] = {1, 1, 1, 1};
-    const CUresult r = encode((CUtensorMap *)&m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, (void *)base, dims, strides, box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled (O) failed (%d)\n", (int)r), exit(2);
-    return true;
-}
 static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
     kiln_tma_desc m;
@@ -749,9 +732,7 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         const int B = P.varlen ? 1 : P.c.B;
         const int64_t rq = P.varlen ? P.rows_q : P.c.Sq, rk = P.varlen ? P.rows_k : P.c.Sk;
         kiln_attn_tma_params maps;
-        memset(&maps, 0, sizeof maps);
         maps.p = p;
-        if (P.kern->persist) maps.p.o_map = encode_map_o(maps.o, P.dout, D, P.c.Hq, rq, B, P.os);
         maps.q = encode_map(P.dq, D, P.c.Hq, rq, B, P.qs, rb, P.kern->bm);
         maps.k = encode_map(P.dk, D, P.c.Hkv, rk, B, P.ks, rb, P.kern->bn);
         if (P.kern->vpre) {
