@@ -271,24 +271,13 @@ template <class C> struct AttnWgmma {
     static constexpr bool VPRE = AttnVpre<C>::value != 0;
     static constexpr int VT_BYTES = PV16 ? (VPRE ? NO * BN * 2 : (D / 64 + PSUM) * V16_PANEL)
                                          : (BN * NO + 1023) / 1024 * 1024;
-    // HANDOFF (persistent, two consumers): two Q buffers, item it in buffer it % QB, so that the producer loads the
-    // next item's Q while the consumers still work on the current one (with one buffer its load waited for the last S
-    // of the item before it), and the items handed to the consumers by the producer (ItemMsg). H200 harness,
-    // tuning/results/probe_attn_qbuf_h200_times.txt: +0-1.6 % at head dim 128 and 64 (bm 128); with three consumers
-    // (bm 192) 3 % slower, so those keep one buffer and walk the work order themselves.
-    static constexpr bool HANDOFF = PERSIST && BM == 128;
-    static constexpr int QB = HANDOFF ? 2 : 1;
-    static constexpr int OFF_Q = 0, OFF_K = QB * Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES;
-    static constexpr int OFF_VR = OFF_VT + ST * VT_BYTES;
+    static constexpr int OFF_Q = 0, OFF_K = Q_BYTES, OFF_VT = OFF_K + ST * KV_BYTES, OFF_VR = OFF_VT + ST * VT_BYTES;
     static constexpr int VRAW = AttnVraw<C>::value;  // raw V buffers
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
-    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty (Q buffer 0), then with two Q
-    // buffers q and qempty of buffer 1
-    static constexpr int NBARS0 = 1 + 4 * ST + VRAW + 1, NBARS = NBARS0 + 2 * (QB - 1);
-    // HANDOFF: after the barriers the items the producer hands the consumers (ItemMsg, 32 bytes a Q buffer)
-    static constexpr int OFF_MSG = OFF_BAR + 8 * NBARS, END_BARS = OFF_MSG + (HANDOFF ? 32 * QB : 0);
+    // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
+    static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
+    static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
-    static constexpr int SMEM_BYTES = END_BARS + 1024;  // + alignment of the base to 1024
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
@@ -328,15 +317,13 @@ template <class C> struct AttnWgmma {
 
     struct Bars {
         uint64_t *base;
-        KILN_DEVICE uint64_t *q(int qb = 0) const { return qb == 0 ? base : base + NBARS0; }
+        KILN_DEVICE uint64_t *q() const { return base; }
         KILN_DEVICE uint64_t *kfull(int s) const { return base + 1 + s; }
         KILN_DEVICE uint64_t *kempty(int s) const { return base + 1 + ST + s; }
         KILN_DEVICE uint64_t *vtfull(int s) const { return base + 1 + 2 * ST + s; }
         KILN_DEVICE uint64_t *vtempty(int s) const { return base + 1 + 3 * ST + s; }
         KILN_DEVICE uint64_t *vfull(int s) const { return base + 1 + 4 * ST + s; }
-        KILN_DEVICE uint64_t *qempty(int qb = 0) const {
-            return qb == 0 ? base + 1 + 4 * ST + VRAW : base + NBARS0 + 1;
-        }
+        KILN_DEVICE uint64_t *qempty() const { return base + 1 + 4 * ST + VRAW; }
     };
 
     // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen; 0 else), and
@@ -398,32 +385,6 @@ template <class C> struct AttnWgmma {
                 ++w.it;
             }
         }
-    }
-
-    // HANDOFF: the producer's thread 0 writes each item into its Q buffer's message before it arms that buffer's
-    // barrier, and the consumers read it once the barrier completes (its arrive releases, their wait acquires), so
-    // that they skip the work order's integer divisions between items (~1000 clocks an item at 4x32x4096x128). The
-    // producer rewrites a message only after every consumer warp has released the buffer's previous item (qempty),
-    // which each does after reading it. n_tiles -1: no more items.
-    struct ItemMsg {
-        int b, h, m0, n_tiles, off, len_k, pad[2];
-    };
-    KILN_DEVICE static ItemMsg *item_msg(uint8_t *smem, int qb) {
-        return reinterpret_cast<ItemMsg *>(smem + OFF_MSG) + qb;
-    }
-    // Before item it's Q goes into buffer it % QB: the consumers' release of the item QB before it there.
-    KILN_DEVICE static void wait_q_buffer(const Bars &bars, int it) {
-        if (it >= QB) sm90::mbar_wait(bars.qempty(it % QB), (uint32_t)((it - QB) / QB) & 1);
-    }
-    KILN_DEVICE static void post_item(uint8_t *smem, const Item &w, const kiln_attn_params &p) {
-        ItemMsg *m = item_msg(smem, w.it % QB);
-        m->b = w.b, m->h = w.h, m->m0 = w.m0, m->n_tiles = w.n_tiles(p), m->off = w.len_k - w.len_q, m->len_k = w.len_k;
-    }
-    // After the last of `items` items: the end mark, in the buffer that item `items` would have taken.
-    KILN_DEVICE static void post_end(uint8_t *smem, const Bars &bars, int items) {
-        wait_q_buffer(bars, items);
-        item_msg(smem, items % QB)->n_tiles = -1;
-        sm90::mbar_arrive(bars.q(items % QB));
     }
 
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
@@ -492,15 +453,13 @@ template <class C> struct AttnWgmma {
     // into its ring stage once the consumers have released the stage.
     // Q waits for the consumers' release of the previous item's Q (qempty); the ring's stages and phases count on
     // from the item's first tile tb.
-    KILN_DEVICE static void produce_vpre(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem,
-                                         const Bars &bars, const Item &w, int kvh, int qrow0, int krow0, int bc) {
-        const int h = w.h, b = w.b, n_tiles = w.n_tiles(p), tb = w.tb, it = w.it;
+    KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
+                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles, int tb, int it) {
         KILN_STAMP(it, 16, clock64());
-        wait_q_buffer(bars, it);
+        if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
         KILN_STAMP(it, 17, clock64());
-        if constexpr (HANDOFF) post_item(smem, w, p);
-        sm90::mbar_arrive_expect_tx(bars.q(it % QB), Q_BYTES);
-        load_rows(smem + OFF_Q + it % QB * Q_BYTES, &maps.q, bars.q(it % QB), BM, h, qrow0, bc);
+        sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
+        load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
             const int tg = tb + t, st = tg % ST, row = krow0 + t * BN;
             const uint32_t ph = (uint32_t)((tg / ST) - 1) & 1;
@@ -537,7 +496,6 @@ template <class C> struct AttnWgmma {
             sm90::mbar_init(bars.vfull(1), 1);
             for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
             sm90::mbar_init(bars.qempty(), CONSUMER_WARPS);
-            if constexpr (QB == 2) sm90::mbar_init(bars.q(1), 1), sm90::mbar_init(bars.qempty(1), CONSUMER_WARPS);
             sm90::mbar_init_fence();
         }
         if constexpr (PV16 && PSUM && !VPRE) {  // the ones panel after V's D / 64 in every stage (the widening writes
@@ -562,14 +520,11 @@ template <class C> struct AttnWgmma {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (tid == 0) sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
             if constexpr (VPRE) {
-                if (tid == 0) {
-                    int items = 0;
+                if (tid == 0)
                     for_each_item(p, [&](const Item &w) {
-                        produce_vpre(p, maps, smem, bars, w, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b);
-                        items = w.it + 1;
+                        produce_vpre(maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b,
+                                     w.b, w.n_tiles(p), w.tb, w.it);
                     });
-                    if constexpr (HANDOFF) post_end(smem, bars, items);
-                }
                 return;
             }
             if (PSUM && !PV16) {  // rows DV .. DV + 7 of every V^T stage: ones (made visible by the first tile's fence)
@@ -577,7 +532,6 @@ template <class C> struct AttnWgmma {
                     sm90::sts_u32(smem_addr(smem + OFF_VT + (i / (2 * BN)) * VT_BYTES + DV * BN) + 4 * (i % (2 * BN)),
                                   Fp8Ones<T8>::x4);
             }
-            int items = 0;
             for_each_item(p, [&](const Item &w) {
                 const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = varlen ? 0 : w.b, tb = w.tb;
                 const int qrow0 = w.q_first + w.m0, krow0 = w.k_first;
@@ -618,11 +572,10 @@ template <class C> struct AttnWgmma {
                 };
                 if (tid == 0) {
                     KILN_STAMP(w.it, 16, clock64());
-                    wait_q_buffer(bars, w.it);
+                    if (w.it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(w.it - 1) & 1);
                     KILN_STAMP(w.it, 17, clock64());
-                    if constexpr (HANDOFF) post_item(smem, w, p);
-                    sm90::mbar_arrive_expect_tx(bars.q(w.it % QB), Q_BYTES);
-                    load_rows(smem + OFF_Q + w.it % QB * Q_BYTES, &maps.q, bars.q(w.it % QB), BM, w.h, qrow0, bc);
+                    sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
+                    load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, w.h, qrow0, bc);
                     if constexpr (VRAW == 2) {
                         if (total > 0) wait_k_stage(0), load_kv(0);
                     } else {
@@ -654,31 +607,16 @@ template <class C> struct AttnWgmma {
                     if (tid == 0) sm90::mbar_arrive(bars.vtfull(st));
                     if (tid == 0 && (t == 0 || t == total - 1)) KILN_STAMP(w.it, t == 0 ? 18 : 19, clock64());
                 }
-                items = w.it + 1;
             });
-            if constexpr (HANDOFF)
-                if (tid == 0) post_end(smem, bars, items);
             return;
         }
 
         sm90::regs_alloc<CONSUMER_REGS>();
-        if constexpr (HANDOFF) {  // the items as the producer hands them over (ItemMsg)
-            int tb = 0;
-#pragma unroll 1
-            for (int it = 0;; ++it) {
-                sm90::mbar_wait(bars.q(it % QB), (uint32_t)(it / QB) & 1);
-                const ItemMsg m = *item_msg(smem, it % QB);
-                if (m.n_tiles < 0) break;
-                if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(it, 20, clock64());
-                consume(p, smem, bars, wg - 1, warp, lane, m.b, m.h, m.m0, m.n_tiles, m.off, m.len_k, tb, it);
-                tb += NPASS * m.n_tiles;
-            }
-        } else {
-            for_each_item(p, [&](const Item &w) {
-                consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k,
-                        w.tb, w.it);
-            });
-        }
+        for_each_item(p, [&](const Item &w) {
+            if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
+            consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k, w.tb,
+                    w.it);
+        });
     }
 
     // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
@@ -986,8 +924,7 @@ template <class C> struct AttnWgmma {
         float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PV_STEPS][4];
-        const int qb = it % QB;  // Q's buffer
-        const uint32_t q_base = smem_addr(smem + OFF_Q + qb * Q_BYTES) + 64 * cw * RB;
+        const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
         // Ring slots and phases follow the load order t = t0 + j (t0 = tb + pass * n_tiles); tile j's keys are j * BN...
         int t0 = tb;
         auto slot = [&](int j) { return (t0 + j) % ST; };
@@ -1005,12 +942,12 @@ template <class C> struct AttnWgmma {
         // Q is read by the S of the last pass's last tile for the last time: then each warp releases it to the
         // producer (the next item's Q), or at once where the item has no key tile.
         auto release_q = [&](int pass, int j) {
-            if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty(qb));
+            if (pass == NPASS - 1 && j == n_tiles - 1 && lane == 0) sm90::mbar_arrive(bars.qempty());
         };
         const bool stamp = warp == 0 && lane == 0;
         if (stamp) KILN_STAMP(it, 8 * cw, clock64());
-        sm90::mbar_wait(bars.q(qb), (uint32_t)(it / QB) & 1);  // (also with no key tile: Q's load must have landed)
-        if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty(qb));
+        sm90::mbar_wait(bars.q(), (uint32_t)it & 1);  // (also with no key tile: Q's load must have landed)
+        if (n_tiles == 0 && lane == 0) sm90::mbar_arrive(bars.qempty());
         if (stamp) {
             KILN_STAMP(it, 8 * cw + 1, clock64());
             KILN_STAMP(it, 8 * cw + 7, n_tiles);

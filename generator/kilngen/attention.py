@@ -216,14 +216,11 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
     raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
-    the base for the swizzle; persistent kernels of bm 128 have two Q buffers, the second with two more mbarriers, and
-    each with the consumers' item message (32 bytes)."""
+    the base for the swizzle."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
-    handoff = s.persist and s.bm == 128
-    tiles = s.bm * s.head_dim * (2 if handoff else 1) + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-    bars = 8 * (1 + 4 * s.stages + 2 + 1) + (8 * 2 + 2 * 32 if handoff else 0)  # + Q buffer 1's, the messages
-    return tiles + bars + 1024
+    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
+            + 8 * (1 + 4 * s.stages + 2 + 1) + 1024)
 
 
 def _wgmma_pv_rules(s: "AttnSolution") -> list:
