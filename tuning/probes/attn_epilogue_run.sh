@@ -14,9 +14,8 @@ if [ "${KILN_SKIP_CHECKS:-0}" != 1 ]; then
     : >"$L/${NEW}_checks.log"
     attn_checks "$NEW attn_wg" "$L/${NEW}_checks.log" "attn_wg"
     KILN_CHECK_TIMEOUT=${KILN_GRID_CHECK_TIMEOUT:-90} attn_forced_grid_checks "$L/${NEW}_checks.log" "_pe_"
-    { grep -E "summary|^FAIL" "$L/${NEW}_checks.log"; echo "ok lines: $(grep -c '^ok' "$L/${NEW}_checks.log")"; } \
-        >"$OUT/${NEW}_checks.log"
+    attn_checks_summary "$L/${NEW}_checks.log" >"$OUT/${NEW}_checks.log"
 fi
 attn_compare_builds "$L/times" "$K" "$SH" $OLD $NEW
 for f in "$L"/times_*.log; do echo "== $f"; cat "$f"; done >"$OUT/${NEW}_times.log"
-grep -h "probe " "$L"/times_${NEW}_2.log | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330
+attn_item_probes "$NEW"

@@ -12,7 +12,7 @@ source "$(dirname "$0")/attn_probe_lib.sh"
 : >"$L/ho_checks.log"
 attn_checks "ho" "$L/ho_checks.log" "_ho_"
 KILN_CHECK_TIMEOUT=90 attn_forced_grid_checks "$L/ho_checks.log" "_ho_"
-{ grep -E "summary|^FAIL" "$L/ho_checks.log"; echo "ok lines: $(grep -c '^ok' "$L/ho_checks.log")"; } >"$OUT/ho_checks.log"
+attn_checks_summary "$L/ho_checks.log" >"$OUT/ho_checks.log"
 KILN_SAN_CASES="129x129 varlen" attn_sanitize "$L/ho_sanitizers_full.log" attn_wg_d128_s1_pmx_pe_ho_vpre_e4m3_bf16 \
     attn_wg_d128_s1_pmx_pe_ho_e4m3_bf16 attn_wg_d64_s2_pmx_pe_ho_e4m3_bf16 | tee "$OUT/ho_sanitizers.log"
 grep -m 20 -E "RACECHECK|Error|Write|Read|in attn" "$L/ho_sanitizers_full.log" >"$OUT/ho_sanitizer_reports.txt"

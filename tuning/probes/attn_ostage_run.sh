@@ -11,9 +11,6 @@ attn_build_library
 KILN_NEW=msg KILN_OLD="stamp ost" \
     KILN_ITEM_SHAPES=${KILN_ITEM_SHAPES:-4x32x4096x128,8x16x2048x128,2x16x8192x64,2x8x8192x256} \
     OUT="$OUT" bash "$(dirname "$0")/attn_epilogue_run.sh"
-for v in stamp ost; do
-    grep -h "probe " "$L/times_${v}_2.log" | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330 \
-        >"$OUT/${v}_probe.txt"
-done
+for v in stamp ost; do attn_item_probes "$v" >"$OUT/${v}_probe.txt"; done
 attn_wait_library || exit 1
 attn_suite_and_bench

@@ -26,6 +26,15 @@ attn_checks() {
     echo "checks $1: rc $? $(grep -c '^ok' "$L/checks.log") ok, $(grep -c '^FAIL' "$L/checks.log") FAIL"
     cat "$L/checks.log" >>"$2"
 }
+# attn_checks_summary LOG: the summary and FAIL lines of a checks log and its count of ok lines.
+attn_checks_summary() {
+    grep -E "summary|^FAIL" "$1"
+    echo "ok lines: $(grep -c '^ok' "$1")"
+}
+# attn_item_probes BUILD: the item-stamp lines of attn_compare_builds' second round of build BUILD (prefix $L/times).
+attn_item_probes() {
+    grep -h "probe " "$L/times_${1}_2.log" | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330
+}
 # attn_forced_grid_checks LOG FILTER: the persistent kernels' checks with the grid forced to 5 CTAs, causal pairs off
 # and on (every CTA walks many items).
 attn_forced_grid_checks() {

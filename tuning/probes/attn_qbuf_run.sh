@@ -14,10 +14,7 @@ attn_build_library
 KILN_NEW=otma KILN_OLD="stamp q2" \
     KILN_ITEM_SHAPES=${KILN_ITEM_SHAPES:-4x32x4096x128,8x16x2048x128,2x16x8192x64} \
     OUT="$OUT" bash "$(dirname "$0")/attn_epilogue_run.sh"
-for v in stamp q2; do
-    grep -h "probe " "$L/times_${v}_2.log" | sed 's/^ *//; s/producer.*consumer 1/consumer 1/' | cut -c1-330 \
-        >"$OUT/${v}_probe.txt"
-done
+for v in stamp q2; do attn_item_probes "$v" >"$OUT/${v}_probe.txt"; done
 A=build-probe/attn_otma
 KILN_SAN_CASES="129x129 varlen" attn_sanitize "$L/otma_sanitizers_full.log" attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16 \
     attn_wg_d64_s2_pmx_pe_e4m3_bf16 | tee "$OUT/otma_sanitizers.log"
