@@ -236,6 +236,14 @@ KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
 // finish P V and write O, and the CTA is not launched again; K and V^T stages and their barrier phases run on across
 // items.
 KILN_ATTN_OPTION(AttnPersist, PERSIST, 0)
+// C::OTMA (optional, default 0; with PERSIST; the generator sets it with persist): O leaves through per-warp staging
+// rows in shared memory and TMA stores (the o map of kiln_attn_tma_params, where the caller set p.o_map) instead of
+// the warps' 16-byte global stores, so that the consumers go on to the next item while the copy engine writes O.
+// Varlen problems keep the register stores (a block's rows may reach into the next sequence, which the map's bounds
+// do not stop). The choice is made on kernel parameters only: one derived from the warp's rows made ptxas serialize
+// every wgmma (C7520). H200 harness (tuning/results/probe_attn_otma_h200_times.txt): packed V^T head dim 128 +1.5-2.7 %,
+// head dim 64 bm 128 +2.3 %, bm 192 +0.3 %.
+KILN_ATTN_OPTION(AttnOtma, OTMA, 0)
 
 template <class C> struct AttnWgmma {
     static constexpr int D = C::D, BN = C::BN, ST = C::STAGES, BM = C::BM, CW = BM / 64, THREADS = 128 * (1 + CW);
@@ -276,8 +284,15 @@ template <class C> struct AttnWgmma {
     static constexpr int OFF_BAR = OFF_VR + (VPRE ? 0 : VRAW * VR_BYTES);
     // bars: q, kfull[ST], kempty[ST], vtfull[ST], vtempty[ST], vfull[VRAW], qempty
     static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
-    static constexpr int SMEM_BYTES = OFF_BAR + 8 * NBARS + 1024;  // + alignment of the base to 1024
     static constexpr int CONSUMER_WARPS = 4 * CW;
+    // OTMA: each consumer warp has 16 rows of DV 16-bit values in DV / 64 panels of 16 rows x 128 bytes (the 128-byte
+    // swizzle), from the next 1 KB after the barriers, where it fits in 227 KB (else the kernel stores from registers;
+    // head dim 256).
+    static constexpr int OST_PANEL = 16 * 128, OST_WARP = DV / 64 * OST_PANEL, OST_BYTES = CONSUMER_WARPS * OST_WARP;
+    static constexpr int END_BARS = OFF_BAR + 8 * NBARS, OFF_OST = (END_BARS + 1023) / 1024 * 1024;
+    static constexpr bool OSTAGE =
+        AttnOtma<C>::value != 0 && PERSIST && sizeof(TO) == 2 && OFF_OST + OST_BYTES + 1024 <= 227 * 1024;
+    static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment to 1 KB
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
     // register file: asking for more makes setmaxnreg.inc wait forever. With two consumers the transposer (or, PV 16,
@@ -385,6 +400,13 @@ template <class C> struct AttnWgmma {
                 ++w.it;
             }
         }
+    }
+
+    // The shared-memory address of the kernel's 1024-byte aligned base (attn_wgmma's `base`).
+    KILN_DEVICE static uint32_t lds_base() {
+        extern __shared__ __align__(128) uint8_t kiln_lds[];
+        const uint32_t a = smem_addr(kiln_lds);
+        return a + ((1024 - (a & 1023)) & 1023);
     }
 
     // TMA of `rows` rows starting at sequence row r0 (coordinates: d, head, row, batch) into a [rows][D] tile.
@@ -614,9 +636,11 @@ template <class C> struct AttnWgmma {
         sm90::regs_alloc<CONSUMER_REGS>();
         for_each_item(p, [&](const Item &w) {
             if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
-            consume(p, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q, w.len_k, w.tb,
-                    w.it);
+            consume(p, &maps.o, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q,
+                    w.len_k, w.tb, w.it);
         });
+        if constexpr (OSTAGE)
+            if (lane == 0) sm90::bulk_wait<0>();  // O's last stores done before the CTA's shared memory goes
     }
 
     // Per-thread state of a consumer: O's accumulators, and per row (g, g + 8) the running max of the raw scores
@@ -911,8 +935,9 @@ template <class C> struct AttnWgmma {
     }
 
     // One item (query block m0 of head h of sequence b, its tiles from tb in the ring's count, its index it).
-    KILN_DEVICE static void consume(const kiln_attn_params &p, uint8_t *smem, const Bars &bars, int cw, int warp,
-                                    int lane, int b, int h, int m0, int n_tiles, int off, int len_k, int tb, int it) {
+    KILN_DEVICE static void consume(const kiln_attn_params &p, const kiln_tma_desc *omap, uint8_t *smem,
+                                    const Bars &bars, int cw, int warp, int lane, int b, int h, int m0, int n_tiles,
+                                    int off, int len_k, int tb, int it) {
         const int64_t di = attn_descale_index(p, b, h);
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
@@ -1067,7 +1092,7 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
-            epilogue(p, o, r, pass, b, h);
+            epilogue(p, omap, o, r, pass, b, h);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
@@ -1095,10 +1120,16 @@ template <class C> struct AttnWgmma {
     // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
     // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
     // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
-    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int pass,
-                                     int b, int h) {
+    KILN_DEVICE static void epilogue(const kiln_attn_params &p, const kiln_tma_desc *omap, const float (&o)[NO / 2],
+                                     const Rows &r, int pass, int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         const AttnOut<TO> out(p, b, h, r.vd, r.sl2);
+        if constexpr (OSTAGE) {
+            if (p.o_map && !p.cu_seqlens_q) {  // (kernel parameters only: uniform over the CTA)
+                epilogue_tma(p, omap, o, r, out, pass, b, h);
+                return;
+            }
+        }
         const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
@@ -1129,6 +1160,51 @@ template <class C> struct AttnWgmma {
                         PackOut<TO>::pair(o[4 * t + 2 * hh] * inv, o[4 * t + 2 * hh + 1] * inv);
             }
             if (live && p.lse && q4 == 0 && pass == 0) out.store_lse(p, row, r.m[hh], l_lse);
+        }
+    }
+
+    // OSTAGE with the o map, fixed lengths: the warp writes its 16 rows into its staging panels with stmatrix (two
+    // column blocks of rows g and g + 8 an instruction) and lane 0 stores them as DV / 64 boxes of the o map; rows past
+    // the sequence fall outside the map and are not written. The warp waits for its previous stores to have read the
+    // panels before it writes them again (an item lies between: they have long finished by then).
+    KILN_DEVICE static void epilogue_tma(const kiln_attn_params &p, const kiln_tma_desc *omap, const float (&o)[NO / 2],
+                                         const Rows &r, const AttnOut<TO> &out, int pass, int b, int h) {
+        const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
+        float l_lse[2], inv[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {  // (as in epilogue)
+            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
+            l_lse[hh] = PSUM ? l + quad_sum(r.l[hh]) : l;
+            inv[hh] = l > 0.f ? out.vd / l : 0.f;
+        }
+        // (the panels' address from the thread's index and the base: values kept live through the key loop for it
+        // made ptxas spill there)
+        const uint32_t buf = lds_base() + OFF_OST + ((thread_x() >> 5) - 4) * OST_WARP;
+        if (lane == 0) sm90::bulk_wait_read<0>();
+        __syncwarp();
+        // matrix x of an stmatrix: rows 8 (x % 2) + lane % 8, column block t + x / 2 (swizzled in its panel)
+        const int x = lane >> 3, row = (lane & 7) + 8 * (x & 1);
+#pragma unroll
+        for (int t = 0; t < DB; t += 2)
+            sm90::stmatrix_x4(buf + (t / 8) * OST_PANEL + row * 128 + ((((t % 8) + (x >> 1)) ^ (lane & 7)) << 4),
+                              PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
+                              PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
+                              PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
+                              PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
+        sm90::fence_proxy_async_smem();  // the rows' generic writes before the TMA store reads them
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll
+            for (int pnl = 0; pnl < DV / 64; ++pnl)
+                sm90::tma_store_4d(omap, buf + pnl * OST_PANEL, pass * DV + 64 * pnl, h, r.wr0, b);
+            sm90::bulk_commit();
+        }
+        if (p.lse && q4 == 0 && pass == 0) {
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                const int row = r.wr0 + g + 8 * hh;
+                if (row < out.sq.len_q) out.store_lse(p, row, r.m[hh], l_lse[hh]);
+            }
         }
     }
 };

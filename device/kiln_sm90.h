@@ -91,12 +91,20 @@ KILN_DEVICE void tma_store_3d(const kiln_tma_desc *map, uint32_t src, int c0, in
                  ::"l"((uint64_t)map), "r"(src), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
+// The same for a 4-D map at (c0, c1, c2, c3).
+KILN_DEVICE void tma_store_4d(const kiln_tma_desc *map, uint32_t src, int c0, int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+                 ::"l"((uint64_t)map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
 // Closes the issuing thread's bulk stores so far into one group (an empty group when there were none).
 KILN_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until at most N of the issuing thread's groups still read shared memory (their sources may be rewritten).
 template <int N> KILN_DEVICE void bulk_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
+// Waits until at most N of the issuing thread's groups are still running (their global writes done).
+template <int N> KILN_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
 // Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
 KILN_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {
@@ -179,6 +187,14 @@ KILN_DEVICE void ld_cluster_v4_f32(uint32_t addr, float (&v)[4]) {
                  : "memory");
 }
 
+// stmatrix .x4: four 8x8 matrices of 16-bit elements, each thread holding row l / 4, elements 2 (l % 4) and
+// 2 (l % 4) + 1 of each (ldmatrix's layout, which is also a wgmma accumulator's pair layout); lane l gives the address
+// of row l % 8 of matrix l / 8 (16 bytes).
+KILN_DEVICE void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
 // stmatrix .x4 .trans: four 8x8 matrices of 16-bit elements, each thread holding row l / 4, elements 2 (l % 4) and
 // 2 (l % 4) + 1 of each (ldmatrix's layout), stored transposed: lane l gives the address of row l % 8 of matrix l / 8,
 // which receives column l % 8 of the fragment.

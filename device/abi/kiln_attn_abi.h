@@ -22,7 +22,7 @@
 
 #include "kiln_abi.h" /* kiln_tma_desc */
 
-#define KILN_ATTN_ABI_VERSION 3
+#define KILN_ATTN_ABI_VERSION 4
 
 typedef struct kiln_attn_params {
     const void *q;                /* fp8 queries */
@@ -55,6 +55,7 @@ typedef struct kiln_attn_params {
     int32_t work_pairs;           /* persistent wgmma kernels only (kiln_attn_work_grid sets both; the other kernels */
     int32_t work_heads;           /*   ignore them): 1 = a causal unit is a query block and its mirror; (batch, head) */
                                   /*   pairs a section of the work order */
+    int32_t o_map;                /* wgmma family: 1 = kiln_attn_tma_params.o is a valid map of o (else 0) */
 } kiln_attn_params;
 
 #if defined(__CUDACC__) /* (the AMD kernels take no persistent order: host only there) */
@@ -145,9 +146,11 @@ static inline int64_t kiln_attn_work_grid(kiln_attn_params *p, int bm, int bn, i
  * rows = the kernel's BM for Q, BN for K and V; varlen: {head_dim, heads, total rows, 1}. A vpre kernel's v map is
  * {seqlen_k keys, head_dim, heads_kv, batch} over the f16 V^T of kiln_attn_pack_params (strides 2 *
  * vt_keys, 2 * vt_keys * head_dim, 2 * vt_keys * head_dim * heads_kv bytes), box {64 keys, head_dim, 1, 1}, 128-byte
- * swizzle. */
+ * swizzle. The o map (persistent kernels store O through it) is {head_dim, heads_q, seqlen_q (varlen: total rows),
+ * batch (varlen: 1)} over O's 16-bit elements, box {64, 1, 16, 1}, 128-byte swizzle; the runtime encodes it, and sets
+ * p.o_map, where O's base and byte strides are multiples of 16 (else the kernels store O from registers). */
 typedef struct kiln_attn_tma_params {
-    kiln_tma_desc q, k, v;
+    kiln_tma_desc q, k, v, o;
     kiln_attn_params p;
 } kiln_attn_tma_params;
 

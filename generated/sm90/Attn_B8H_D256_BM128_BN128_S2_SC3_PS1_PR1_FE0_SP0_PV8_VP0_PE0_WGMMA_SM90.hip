@@ -17,6 +17,7 @@ struct Config {
     static constexpr int PV = 8;
     static constexpr int VPRE = 0;
     static constexpr int PERSIST = 0;
+    static constexpr int OTMA = 0;
     using T8 = kiln_e5m2;
     using TO = kiln_f16;
 };

@@ -17,6 +17,7 @@ struct Config {
     static constexpr int PV = 16;
     static constexpr int VPRE = 0;
     static constexpr int PERSIST = 0;
+    static constexpr int OTMA = 0;
     using T8 = kiln_e4m3;
     using TO = kiln_f16;
 };

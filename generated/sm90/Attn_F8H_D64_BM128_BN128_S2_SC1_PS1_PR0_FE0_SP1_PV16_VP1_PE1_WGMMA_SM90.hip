@@ -17,10 +17,11 @@ struct Config {
     static constexpr int PV = 16;
     static constexpr int VPRE = 1;
     static constexpr int PERSIST = 1;
+    static constexpr int OTMA = 1;
     using T8 = kiln_e4m3;
     using TO = kiln_f16;
 };
-static_assert(kiln::AttnWgmma<Config>::SMEM_BYTES == 62560, "shared memory as the generator computed it");
+static_assert(kiln::AttnWgmma<Config>::SMEM_BYTES == 79872, "shared memory as the generator computed it");
 static_assert(kiln::AttnWgmma<Config>::THREADS == 384, "threads as the generator computed them");
 }  // namespace
 

@@ -76,7 +76,9 @@ PARAMS = (
     AttnParam("persist", "PE", 0, "wgmma: 1 makes the CTAs persistent: the runtime launches at most one a SM over a "
                                   "work order of query blocks (kiln_attn_abi.h: sections of heads whose K and V fit "
                                   "in L2, causal blocks paired with their mirror), and the producer loads the next "
-                                  "block's Q and key tiles while the consumers finish the last one; needs pv 16"),
+                                  "block's Q and key tiles while the consumers finish the last one; such a kernel "
+                                  "stores O through TMA from shared memory where it fits (kiln_attn_wgmma.h OTMA); "
+                                  "needs pv 16"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -216,11 +218,14 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
     raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
-    the base for the swizzle."""
+    the base for the swizzle; persistent kernels store O with TMA (OTMA) from staging panels after the next 1 KB, 16
+    rows of head_dim 16-bit values a consumer warp, where that fits in 227 KB."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
-    return (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-            + 8 * (1 + 4 * s.stages + 2 + 1) + 1024)
+    end = (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
+           + 8 * (1 + 4 * s.stages + 2 + 1))
+    staged = -(-end // 1024) * 1024 + (s.bm // 64) * 4 * 16 * dv * 2 + 1024
+    return staged if s.persist and staged <= 227 * 1024 else end + 1024
 
 
 def _wgmma_pv_rules(s: "AttnSolution") -> list:
@@ -280,7 +285,7 @@ def _wgmma_rules(s: "AttnSolution") -> list:
 def _wgmma_constants(s: "AttnSolution") -> tuple:
     return (("D", s.head_dim), ("BM", s.bm), ("BN", s.bn), ("STAGES", s.stages), ("SCHED", s.sched), ("PSUM", s.psum),
             ("PROMOTE", s.promote), ("FEXP", s.fexp), ("SPEC", int(s.speculate > 0)), ("PMAX", int(s.speculate == 2)),
-            ("PV", s.pv), ("VPRE", s.vpre), ("PERSIST", s.persist))
+            ("PV", s.pv), ("VPRE", s.vpre), ("PERSIST", s.persist), ("OTMA", s.persist))
 
 
 _MFMA_FP8 = {DType.E4M3FNUZ: "fp8", DType.E5M2FNUZ: "bf8"}  # the MFMA mnemonics' spelling of the FNUZ types

@@ -524,6 +524,8 @@ static kiln_status load_named(kiln_handle h, int s, void **kernel)
 /* The wgmma family's maps (kiln_attn_abi.h, kiln_attn_tma_params): {head_dim, heads, seqlen, batch} over the fp8
  * bytes (varlen: {head_dim, heads, total rows, 1}), boxes of the kernel's BM (Q) or BN (K, V) rows and
  * min(head_dim, 128) bytes. An empty key range keeps an extent of 1 (the kernel reads no key then). */
+_Static_assert(sizeof(kiln_attn_tma_params) <= KILN_MAX_ARG_BYTES, "the wgmma attention argument fits the launch buffer");
+
 static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const kiln_attn_args *a,
                                const kiln_attn_solution *sol, kiln_attn_tma_params *P)
 {
@@ -560,6 +562,17 @@ static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const 
         if (st != KILN_STATUS_SUCCESS)
             return kiln_fail(st, "encoding the %c tensor map of %s: %s", "qkv"[i], sol->name,
                              h->backend->last_error(h->dev));
+    }
+    /* O's map, which the persistent kernels store through: where O's base and byte strides are multiples of 16; else
+     * (or where the encoding fails) P->p.o_map stays 0 and the kernel stores O from registers */
+    const kiln_attn_params *q = &P->p;
+    const uint64_t sh = 2u * (uint64_t)q->o_stride_h, ss = 2u * (uint64_t)q->o_stride_s;
+    const uint64_t sb = batch > 1 ? 2u * (uint64_t)q->o_stride_b : (uint64_t)rq * ss;
+    if (sol->persistent && ((uintptr_t)a->o % 16 | sh % 16 | ss % 16 | sb % 16) == 0) {
+        const uint64_t dims[4] = {(uint64_t)p->head_dim, (uint64_t)p->heads_q, (uint64_t)rq, (uint64_t)batch};
+        const uint64_t strides[3] = {sh, ss, sb};
+        const uint32_t box[4] = {64u, 1u, 16u, 1u};
+        P->p.o_map = h->backend->tma_encode(h->dev, &P->o, 4, 2, 128, a->o, dims, strides, box) == KILN_STATUS_SUCCESS;
     }
     return KILN_STATUS_SUCCESS;
 }

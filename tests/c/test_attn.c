@@ -382,8 +382,35 @@ static void test_packed_v(kiln_handle h)
     /* the run: the V map is the f16 V^T's {keys, head_dim, heads_kv, batch}, box {64 keys, head_dim} */
     fake_reset();
     EXPECT_HAS(h, kiln_attn_run(h, &pp, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
-    CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, "fake_attn_f16_vpre_SM90") == 0 && fake.encodes == 3,
-          "packed run: %s", fake.launches ? fake.last[0].symbol : "(none)");
+    CHECK(fake.launches == 1 && strcmp(fake.last[0].symbol, "fake_attn_f16_vpre_SM90") == 0 && fake.encodes == 4,
+          "packed run: %s, %d encodes", fake.launches ? fake.last[0].symbol : "(none)", fake.encodes);
+    /* persistent: O's map too ({head_dim, heads_q, seqlen_q, batch} of 16-bit O, box {64, 1, 16, 1}), o_map set */
+    const fake_encode *eo = &fake.encode[3];
+    CHECK(eo->rank == 4 && eo->elem_bytes == 2 && eo->swizzle_bytes == 128 && eo->base == o && eo->dims[0] == 128 &&
+              eo->dims[1] == 8 && eo->dims[2] == 1000 && eo->dims[3] == 3 &&
+              eo->strides[0] == 2 * (uint64_t)pp.o_stride_h && eo->strides[1] == 2 * (uint64_t)pp.o_stride_s &&
+              eo->strides[2] == 2 * (uint64_t)pp.o_stride_b && eo->box[0] == 64 && eo->box[1] == 1 &&
+              eo->box[2] == 16 && eo->box[3] == 1 && fake.last[0].attn.o_map == 1 &&
+              fake.last[0].attn_tma.o.opaque[0] == (uint64_t)(uintptr_t)o,
+          "O map dims %llu %llu %llu %llu, o_map %d", (unsigned long long)eo->dims[0], (unsigned long long)eo->dims[1],
+          (unsigned long long)eo->dims[2], (unsigned long long)eo->dims[3], fake.last[0].attn.o_map);
+    {
+        /* O 8- but not 16-byte aligned, or its encode failing: no O map, the kernel stores from registers; the run
+         * goes on */
+        kiln_attn_args a2 = a;
+        a2.o = o + 4;
+        fake_reset();
+        EXPECT_HAS(h, kiln_attn_run(h, &pp, NULL, &a2, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(fake.launches == 1 && fake.encodes == 3 && fake.last[0].attn.o_map == 0, "unaligned O: %d encodes",
+              fake.encodes);
+        fake_reset();
+        fake.fail_encode = 4;
+        EXPECT_HAS(h, kiln_attn_run(h, &pp, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(fake.launches == 1 && fake.encodes == 4 && fake.last[0].attn.o_map == 0, "failed O encode");
+        fake.fail_encode = 0;
+    }
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &pp, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
     const fake_encode *ev = &fake.encode[2];
     CHECK(ev->rank == 4 && ev->elem_bytes == 2 && ev->swizzle_bytes == 128 && ev->base == vt && ev->dims[0] == 777 &&
               ev->dims[1] == 128 && ev->dims[2] == 2 && ev->dims[3] == 3,

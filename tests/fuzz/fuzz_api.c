@@ -458,9 +458,11 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         REQUIRE(l->block == (uint32_t)s->threads && l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,
                 "%s: block %u lds %u", s->name, l->block, l->lds);
         if (s->family == KILN_FAMILY_WGMMA)
-            REQUIRE(fake.encodes == 3 && fake.encode[2].elem_bytes == (p.v_packed ? 2 : 1) &&
-                        fake.encode[0].base == a.q && fake.encode[2].base == a.v,
-                    "%s: three maps, V's f16 when packed", s->name);
+            REQUIRE(fake.encodes == 3 + (l->attn.o_map != 0) && fake.encode[2].elem_bytes == (p.v_packed ? 2 : 1) &&
+                        fake.encode[0].base == a.q && fake.encode[2].base == a.v &&
+                        (!l->attn.o_map || (s->persistent && fake.encode[3].base == a.o &&
+                                            fake.encode[3].elem_bytes == 2 && (uintptr_t)a.o % 16 == 0)),
+                    "%s: three maps, V's f16 when packed; O's where o_map (persistent, O 16-byte aligned)", s->name);
         else
             REQUIRE(fake.encodes == 0 && !p.v_packed, "%s: no maps", s->name);
         stats.attn_runs++;

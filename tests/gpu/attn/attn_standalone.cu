@@ -383,6 +383,19 @@ using W_attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16 = WPs<W_attn_wg_m64_d64_s1_pmx_e4m
 KILN_ATTN_WGMMA_KERNEL(attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16)
 using W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16 = WPe<WPs<WPmax<WPv16<WCfg<128, 128, 2, kiln_e5m2, kiln_f16, 1, 128, 0, 0>>>>>;
 KILN_ATTN_WGMMA_KERNEL(attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)
+// O stored with TMA (OTMA, which the generator gives every persistent kernel): "ot" names, twins of the persistent
+// kernels above, which store O from registers
+template <class B> struct WOt : B {
+    static constexpr int OTMA = 1;
+};
+#define KILN_OT_KERNEL(name, base) \
+    using W_##name = WOt<base>;    \
+    KILN_ATTN_WGMMA_KERNEL(name, W_##name)
+KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16)
+KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_e4m3_bf16)
+KILN_OT_KERNEL(attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_e4m3_bf16)
+KILN_OT_KERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16)
+KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)
 #endif
 
 struct Kernel {
@@ -696,6 +709,23 @@ static kiln_tma_desc encode_map(const void *base, int D, int H, int64_t rows, in
     if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled failed (%d)\n", (int)r), exit(2);
     return m;
 }
+// 4-D map {D, heads, rows, batch} of the 16-bit O (strides st: b, s, h elements), box {64, 1, 16, 1}, 128-byte
+// swizzle (kiln_attn_abi.h); false where O's base or byte strides are not multiples of 16 (the kernels then store O
+// from registers), as the runtime decides.
+static bool encode_map_o(kiln_tma_desc &m, const void *base, int D, int H, int64_t rows, int B, const int64_t *st) {
+    const cuuint64_t sh = 2 * (cuuint64_t)st[2], ss = 2 * (cuuint64_t)st[1];
+    const cuuint64_t sb = B > 1 ? 2 * (cuuint64_t)st[0] : (cuuint64_t)rows * ss;
+    if (((uintptr_t)base | sh | ss | sb) % 16) return false;
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
+    cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)H, (cuuint64_t)rows, (cuuint64_t)B};
+    cuuint64_t strides[3] = {sh, ss, sb};
+    cuuint32_t box[4] = {64, 1, 16, 1}, es[4] = {1, 1, 1, 1};
+    const CUresult r = encode((CUtensorMap *)&m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, (void *)base, dims, strides, box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled (O) failed (%d)\n", (int)r), exit(2);
+    return true;
+}
 static kiln_tma_desc encode_map_vt(const void *base, int64_t rows, int64_t keys, int D, int H, int B) {
     const PFN_cuTensorMapEncodeTiled_v12000 encode = map_encoder();
     kiln_tma_desc m;
@@ -732,7 +762,9 @@ static void launch(const Problem &P, cudaStream_t s = 0) {
         const int B = P.varlen ? 1 : P.c.B;
         const int64_t rq = P.varlen ? P.rows_q : P.c.Sq, rk = P.varlen ? P.rows_k : P.c.Sk;
         kiln_attn_tma_params maps;
+        memset(&maps, 0, sizeof maps);
         maps.p = p;
+        if (P.kern->persist) maps.p.o_map = encode_map_o(maps.o, P.dout, D, P.c.Hq, rq, B, P.os);
         maps.q = encode_map(P.dq, D, P.c.Hq, rq, B, P.qs, rb, P.kern->bm);
         maps.k = encode_map(P.dk, D, P.c.Hkv, rk, B, P.ks, rb, P.kern->bn);
         if (P.kern->vpre) {
@@ -1193,7 +1225,9 @@ static std::vector<Case> cases() {
           "attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16",
           "attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16",
           "attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16",
-          "attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16"})
+          "attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16", "attn_wg_d128_s1_pmx_pe_ot_vpre_e4m3_bf16",
+          "attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16", "attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16",
+          "attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16", "attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1390,6 +1424,12 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16, W_attn_wg_m64_d64_s1_pmx_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pmx_pe_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_ot_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16),
+                            WKERNEL(attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16),
+                            WKERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16,
+                                    W_attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16),
+                            WKERNEL(attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16),
                             WKERNEL(attn_wg_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_d128_s1_pmx_ps16_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16),
