@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The two Q buffers and the item hand-off as a probe option (C::HANDOFF; tuning/patches/attn_handoff.patch adds it and
-# the harness's "ho" kernels, twins of three persistent bm 128 kernels): checks of the ho kernels (forced persistent
-# grids too), memcheck and racecheck of them alone (129x129 and varlen cases, 3-CTA grids), and their times against
-# their twins. Build on this machine first:
+# The two Q buffers and the item hand-off as a probe option (C::HANDOFF; tuning/patches/attn_handoff.patch, which
+# applies to ed6989a, adds it and the harness's "ho" kernels, twins of three persistent bm 128 kernels, and "hot" ones
+# with the TMA-stored O too): checks of the ho kernels (forced persistent grids too), memcheck and racecheck of them
+# alone (129x129 and varlen cases, 3-CTA grids), and their times against their twins. At ed6989a racecheck reported
+# the consumers' reads of the item message against the producer's next write of it (bench/NOTES.md top section).
+# Build on this machine first:
 #   git apply tuning/patches/attn_handoff.patch
 #   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -lineinfo -I device -I device/abi \
 #       tests/gpu/attn/attn_standalone.cu -lcuda -o build-probe/attn
