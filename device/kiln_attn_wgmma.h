@@ -1220,46 +1220,53 @@ template <class C> KILN_DEVICE void attn_wgmma(const kiln_attn_params &p, const 
 
 namespace kiln {
 // kiln_attn_pack_v's V^T packer (the second kernel of a vpre kernel's code object; kiln_attn_abi.h,
-// kiln_attn_pack_params): one CTA of 256 threads a (64-key block, kv head, sequence). Each thread reads 16 fp8 bytes
-// of a V row (D contiguous) and widens them into a shared tile [key][D]; then writes 8 keys (16 bytes) of a V^T row.
-// Reads and writes are whole 16-byte units along the contiguous dimension. The tile's row pitch is odd (D + 1 f16):
-// the 8 key groups a warp's V^T reads span sit 4 banks apart, so no bank is met twice. Keys past a sequence's length
-// up to vt_keys are written as 0 (the kernels multiply them by P = 0, and 0 * 0 stays 0 where stale bytes could hold
-// an Inf or a NaN).
+// kiln_attn_pack_params): one CTA of 256 threads a (64-key block, kv head, sequence), V^T's 64 x D block built in
+// shared memory as 32-bit words of two keys, [d][key pair], a 128-byte row of 32 words per d.
+// - Each task reads 16 fp8 bytes (16 d) of two adjacent keys, widens both and pairs them up by d with byte permutes:
+//   16 words, each stored whole. The two lanes of a task pair read the two 16-byte halves of the same 32-byte
+//   sectors, so that a warp's loads use every sector they touch; for fixed (j, t) a warp's stores then cover rows d
+//   and d + 16, whose words sit in different bank halves through an XOR of 16 on the pair index (rows of odd d / 16).
+// - Each task then writes 8 keys (16 bytes) of a V^T row, read as one aligned 16-byte word group: the 8 lanes of a
+//   quarter warp read one whole 128-byte row (no bank met twice) and write 128 contiguous bytes.
+// Against a [key][D] tile of 16-bit elements (16 two-byte stores and 8 two-byte loads per 16 bytes) this issues a
+// quarter of the shared-memory instructions. Keys past a sequence's length up to vt_keys are written as 0 (the kernels
+// multiply them by P = 0, and 0 * 0 stays 0 where stale bytes could hold an Inf or a NaN).
 template <class T8, int D> KILN_DEVICE void attn_pack_vt(const kiln_attn_pack_params &p) {
     static_assert(D == 64 || D == 128 || D == 256, "head dim 64, 128 or 256");
-    constexpr int KB = 64, PITCH = D + 1;
-    __shared__ __align__(16) uint16_t tile[KB * PITCH];
+    constexpr int KB = 64, KP = KB / 2, C16 = D / 16;  // keys a block, key pairs, 16-byte chunks of a V row
+    __shared__ __align__(16) uint32_t tile[D * KP];
     const int kb = (int)blockIdx.x * KB, h = (int)blockIdx.y, b = (int)blockIdx.z;
     const uint8_t *v = static_cast<const uint8_t *>(p.v);
     const int64_t base = p.cu_seqlens_k ? (int64_t)p.cu_seqlens_k[b] * p.v_stride_s : (int64_t)b * p.v_stride_b;
     const int len = min(p.cu_seqlens_k ? p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b] : p.seqlen_k, p.seqlen_k);
-    for (int i = (int)threadIdx.x; i < KB * D / 16; i += (int)blockDim.x) {
-        const int r = i / (D / 16), c = (i % (D / 16)) * 16;
-        uint4 raw = make_uint4(0u, 0u, 0u, 0u);
-        if (kb + r < len)
-            raw = *reinterpret_cast<const uint4 *>(v + base + (int64_t)(kb + r) * p.v_stride_s +
-                                                   (int64_t)h * p.v_stride_h + c);
-        const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+    // task i: chunk c = 2 (i / 64) + i % 2, key pair kp = (i / 2) % 32 (keys kb + 2 kp, + 1)
+    for (int i = (int)threadIdx.x; i < C16 * KP; i += (int)blockDim.x) {
+        const int c = 2 * (i / (2 * KP)) + (i & 1), kp = (i >> 1) % KP, r = kb + 2 * kp;
+        const uint8_t *src = v + base + (int64_t)h * p.v_stride_h + 16 * c + (int64_t)r * p.v_stride_s;
+        uint4 x0 = make_uint4(0u, 0u, 0u, 0u), x1 = x0;
+        if (r < len) x0 = *reinterpret_cast<const uint4 *>(src);
+        if (r + 1 < len) x1 = *reinterpret_cast<const uint4 *>(src + p.v_stride_s);
+        const uint32_t w0[4] = {x0.x, x0.y, x0.z, x0.w}, w1[4] = {x1.x, x1.y, x1.z, x1.w};
+        uint32_t *row = tile + 16 * c * KP + (kp ^ ((c & 1) << 4));  // d = 16 c: (d / 16) % 2 = c % 2
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            uint32_t lo, hi;
-            Widen16<T8>::run(w[j], lo, hi);  // bytes 4j .. 4j + 3 in order
-            uint16_t *t = tile + r * PITCH + c + 4 * j;
-            t[0] = (uint16_t)lo, t[1] = (uint16_t)(lo >> 16), t[2] = (uint16_t)hi, t[3] = (uint16_t)(hi >> 16);
+            uint32_t a0, a1, b0, b1;  // f16x2 of d 4j, 4j + 1 and 4j + 2, 4j + 3 (key r in a, key r + 1 in b)
+            Widen16<T8>::run(w0[j], a0, a1);
+            Widen16<T8>::run(w1[j], b0, b1);
+            row[(4 * j + 0) * KP] = __byte_perm(a0, b0, 0x5410);  // {key r, key r + 1} at d
+            row[(4 * j + 1) * KP] = __byte_perm(a0, b0, 0x7632);
+            row[(4 * j + 2) * KP] = __byte_perm(a1, b1, 0x5410);
+            row[(4 * j + 3) * KP] = __byte_perm(a1, b1, 0x7632);
         }
     }
     __syncthreads();
     uint16_t *dst = p.vt + ((int64_t)b * p.heads_kv + h) * D * p.vt_keys;
     for (int i = (int)threadIdx.x; i < D * (KB / 8); i += (int)blockDim.x) {
-        const int d = i / (KB / 8), k8 = (i % (KB / 8)) * 8;
-        if (kb + k8 >= p.vt_keys)
+        const int d = i / (KB / 8), s = i % (KB / 8);  // keys kb + 8 s .. + 7: pairs 4 s .. + 3
+        if (kb + 8 * s >= p.vt_keys)
             continue;  // vt_keys is a multiple of 8: a group of 8 keys is whole or out
-        uint32_t w[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            w[j] = (uint32_t)tile[(k8 + 2 * j) * PITCH + d] | (uint32_t)tile[(k8 + 2 * j + 1) * PITCH + d] << 16;
-        *reinterpret_cast<uint4 *>(dst + (int64_t)d * p.vt_keys + kb + k8) = make_uint4(w[0], w[1], w[2], w[3]);
+        const uint4 w = *reinterpret_cast<const uint4 *>(tile + d * KP + 4 * (s ^ (((d >> 4) & 1) << 2)));
+        *reinterpret_cast<uint4 *>(dst + (int64_t)d * p.vt_keys + kb + 8 * s) = w;
     }
 }
 }  // namespace kiln

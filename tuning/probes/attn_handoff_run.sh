@@ -11,12 +11,7 @@
 # Usage (GPU machine, repo root, carry build-probe): OUT=<dir> bash tuning/probes/attn_handoff_run.sh
 set -uo pipefail
 source "$(dirname "$0")/attn_probe_lib.sh"
-: >"$L/ho_checks.log"
-attn_checks "ho" "$L/ho_checks.log" "_ho_"
-KILN_CHECK_TIMEOUT=90 attn_forced_grid_checks "$L/ho_checks.log" "_ho_"
-attn_checks_summary "$L/ho_checks.log" >"$OUT/ho_checks.log"
-KILN_SAN_CASES="129x129 varlen" attn_sanitize "$L/ho_sanitizers_full.log" attn_wg_d128_s1_pmx_pe_ho_vpre_e4m3_bf16 \
-    attn_wg_d128_s1_pmx_pe_ho_e4m3_bf16 attn_wg_d64_s2_pmx_pe_ho_e4m3_bf16 | tee "$OUT/ho_sanitizers.log"
-grep -m 20 -E "RACECHECK|Error|Write|Read|in attn" "$L/ho_sanitizers_full.log" >"$OUT/ho_sanitizer_reports.txt"
+attn_check_and_sanitize ho _ho_ _ho_ attn_wg_d128_s1_pmx_pe_ho_vpre_e4m3_bf16 attn_wg_d128_s1_pmx_pe_ho_e4m3_bf16 \
+    attn_wg_d64_s2_pmx_pe_ho_e4m3_bf16
 attn_times "$OUT/ho_times.log" "attn_wg_d128_s1_pmx_pe_,attn_wg_d64_s2_pmx_pe_" \
     "4x32x4096x128,8x16x2048x128,2x16x8192x64"

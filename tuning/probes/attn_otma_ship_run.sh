@@ -7,11 +7,6 @@
 set -uo pipefail
 source "$(dirname "$0")/attn_probe_lib.sh"
 attn_build_library
-: >"$L/ot_checks.log"
-attn_checks "_ot_" "$L/ot_checks.log" "_ot_"
-KILN_CHECK_TIMEOUT=90 attn_forced_grid_checks "$L/ot_checks.log" "_ot_"
-attn_checks_summary "$L/ot_checks.log" >"$OUT/ot_ship_checks.log"
-KILN_SAN_CASES="129x129 varlen" attn_sanitize "$L/ot_sanitizers_full.log" attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16 \
-    attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16 | tee "$OUT/ot_ship_sanitizers.log"
+attn_check_and_sanitize ot_ship _ot_ _ot_ attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16 attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16
 attn_wait_library || exit 1
 attn_suite_and_bench

@@ -59,6 +59,21 @@ attn_sanitize() {
         done
     done
 }
+# attn_check_and_sanitize NAME FILTER GRID_FILTER KERNEL...: the harness's checks of the cases whose name holds FILTER,
+# those of GRID_FILTER on forced persistent grids, their summary ($OUT/NAME_checks.log), then memcheck and racecheck
+# of each KERNEL's 129x129 and varlen cases ($OUT/NAME_sanitizers.log, the first reports in
+# $OUT/NAME_sanitizer_reports.txt).
+attn_check_and_sanitize() {
+    local name=$1 filter=$2 grid_filter=$3
+    shift 3
+    : >"$L/${name}_checks.log"
+    attn_checks "$filter" "$L/${name}_checks.log" "$filter"
+    KILN_CHECK_TIMEOUT=90 attn_forced_grid_checks "$L/${name}_checks.log" "$grid_filter"
+    attn_checks_summary "$L/${name}_checks.log" >"$OUT/${name}_checks.log"
+    KILN_SAN_CASES="129x129 varlen" attn_sanitize "$L/${name}_sanitizers_full.log" "$@" | tee "$OUT/${name}_sanitizers.log"
+    grep -m 40 -E "RACECHECK|Error|Write|Read|in attn|at 0x" "$L/${name}_sanitizers_full.log" \
+        >"$OUT/${name}_sanitizer_reports.txt"
+}
 # attn_times LOG KERNELS SHAPES: two timing rounds of the kernels whose names hold any of KERNELS (comma-separated) at
 # SHAPES, then a sorted table (shape, mask, kernel, TFLOP/s).
 attn_times() {

@@ -672,16 +672,35 @@ static PFN_cuTensorMapEncodeTiled_v12000 map_encoder() {
     }
     return encode;
 }
+// The library's packer (kiln_attn_wgmma.h attn_pack_vt, what kiln_attn_pack_v launches).
+template <class T8, int D>
+__global__ void __launch_bounds__(256) lib_pack_vt(const __grid_constant__ kiln_attn_pack_params P) {
+    kiln::attn_pack_vt<T8, D>(P);
+}
 // Packs the problem's V into P.dvt (allocated on the first call): V^T of every sequence, rk keys each (the longest).
-static void pack_v(const Problem &P, int64_t rk, int B, cudaStream_t s) {
+// lib: with the library's packer (default: KILN_LIB_PACK=1 in the environment), else the harness's tiled one.
+static void pack_v(const Problem &P, int64_t rk, int B, cudaStream_t s, int lib = -1) {
     if (!P.dvt) {
         P.vt_keys = (rk + 7) / 8 * 8;
         CK(cudaMalloc(&P.dvt, (size_t)B * P.c.Hkv * P.kern->d * P.vt_keys * 2));
     }
     const int32_t *cu = P.varlen ? P.dcuk : nullptr;
     static const bool naive = getenv("KILN_VPRE_NAIVE_PACK") != nullptr;  // the one-element-a-thread reference pack
+    static const bool lib_env = getenv("KILN_LIB_PACK") != nullptr && atoi(getenv("KILN_LIB_PACK")) != 0;
     const dim3 grid((unsigned)((rk + 63) / 64), (unsigned)P.c.Hkv, (unsigned)B);
-    if (naive)
+    if (lib < 0 ? lib_env && !naive : lib != 0) {
+        kiln_attn_pack_params a;
+        memset(&a, 0, sizeof a);
+        a.v = P.dv, a.vt = P.dvt, a.cu_seqlens_k = cu;
+        a.v_stride_b = P.vs[0], a.v_stride_s = P.vs[1], a.v_stride_h = P.vs[2];
+        a.vt_keys = P.vt_keys, a.seqlen_k = (int32_t)rk, a.heads_kv = P.c.Hkv;
+        const int d = P.kern->d;
+        auto f = P.kern->e5m2 ? (d == 64 ? lib_pack_vt<kiln_e5m2, 64> : d == 128 ? lib_pack_vt<kiln_e5m2, 128>
+                                                                               : lib_pack_vt<kiln_e5m2, 256>)
+                              : (d == 64 ? lib_pack_vt<kiln_e4m3, 64> : d == 128 ? lib_pack_vt<kiln_e4m3, 128>
+                                                                               : lib_pack_vt<kiln_e4m3, 256>);
+        f<<<grid, 256, 0, s>>>(a);
+    } else if (naive)
         pack_vt16<<<1024, 256, 0, s>>>(P.dv, P.vs[0], P.vs[1], P.vs[2], cu, B, (int)rk, P.c.Hkv, P.kern->d, P.vt_keys,
                                        P.kern->e5m2, P.dvt);
     else {
@@ -1084,13 +1103,18 @@ static void bench(int B, int H, int S, int D, std::vector<Timing> &out, std::mt1
 #endif
 #ifndef KILN_ATTN_NO_WGMMA
             if (k.vpre && !causal) {  // what packing V^T costs (the caller's pass over V), timed alike
-                CK(cudaEventRecord(e0));
-                for (int r = 0; r < reps; ++r) pack_v(P, S, B, 0);
-                CK(cudaEventRecord(e1));
-                CK(cudaEventSynchronize(e1));
-                float pms = 0;
-                CK(cudaEventElapsedTime(&pms, e0, e1));
-                printf("  %dx%dx%dx%d pack %s ms %.4f\n", B, H, S, D, k.name, pms / reps);
+                float pms[2] = {0.f, 0.f};  // the harness's tiled packer, the library's
+                for (int lib = 0; lib < 2; ++lib) {
+                    pack_v(P, S, B, 0, lib);
+                    CK(cudaEventRecord(e0));
+                    for (int r = 0; r < reps; ++r) pack_v(P, S, B, 0, lib);
+                    CK(cudaEventRecord(e1));
+                    CK(cudaEventSynchronize(e1));
+                    CK(cudaEventElapsedTime(&pms[lib], e0, e1));
+                }
+                const double tb = 3e-9 * (double)B * P.c.Hkv * S * D;  // TB a ms: 1 byte read + 2 written a V element
+                printf("  %dx%dx%dx%d pack %s ms %.4f (%.2f TB/s) lib %.4f (%.2f TB/s)\n", B, H, S, D, k.name,
+                       pms[0] / reps, tb / (pms[0] / reps), pms[1] / reps, tb / (pms[1] / reps));
             }
 #endif
             unsigned long long *dbad, bad = 0;
