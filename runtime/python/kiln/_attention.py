@@ -123,18 +123,23 @@ def attention_pack_v(v, *, cu_seqlens_k=None, max_seqlen_k=None):
     return PackedV(packed, v.dtype, batch, heads_kv, sk, d, varlen)
 
 
-# kiln.attention packs V itself (pack_v=None) where the time the packed-V kernels save exceeds the pass: they run
-# this much faster by head dim (H200 harness, persistent speculate 2 kernels against the ones that widen V in place,
-# tuning/results/probe_attn_v16_h200_times.txt: head dim 128 at 4x32x4096 895 TFLOP/s against 790 non-causal, 780
-# against 700 causal; 64 (bm 192) 629 against 481; 256 1066 against 910; the estimate counts less than that), the
-# pass costs a launch and 3 bytes a V element at ~2.5 TB/s, and the kernel's time is estimated at 850 TFLOP/s.
-_PACK_GAIN = {64: 0.25, 128: 0.11, 256: 0.15}
+# kiln.attention packs V itself (pack_v=None) where the time the packed-V kernels save exceeds the pass. They run this
+# much faster by head dim than the ones that widen V in place (H200 harness, persistent kernels: head dim 128 with O
+# stored through TMA 957 TFLOP/s against 829 at 4x32x4096 non-causal, 845 against 743 causal, 721 against 653 at
+# 8x16x2048 causal, tuning/results/probe_attn_otma_h200_times.txt; 64 (bm 192) 629 against 481; 256 1066 against
+# 910). The pass costs a launch and 3 bytes a V element at ~3 TB/s (the packer streams 3.0-3.6 TB/s on the H200,
+# tuning/results/probe_attn_pack_h200_times.txt; the H100's HBM3 has 70 % of the H200's bandwidth), and the widening
+# kernel's time is estimated at 800 TFLOP/s. kiln.attention with and without the pass, measured on the H200
+# (tuning/probes/attn_pack_pays.py, tuning/results/probe_attn_pack_pays_h200.txt): causal 4x32x4096x128 780 TFLOP/s
+# packed against 734-750, 4x8x4096x128 736-747 against 708-710 (both pack with these constants), 8x16x2048x128 620
+# against 627-640 (does not).
+_PACK_GAIN = {64: 0.25, 128: 0.13, 256: 0.15}
 
 
 def _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal) -> bool:
     flops = 4.0 * batch * heads_q * sq * sk * d * (0.5 if causal and sq == sk else 1.0)
-    kernel_s = flops / 850e12
-    pack_s = 4e-6 + 3.0 * batch * heads_kv * sk * d / 2.5e12
+    kernel_s = flops / 800e12
+    pack_s = 4e-6 + 3.0 * batch * heads_kv * sk * d / 3.0e12
     return _PACK_GAIN.get(d, 0.0) * kernel_s > pack_s
 
 
