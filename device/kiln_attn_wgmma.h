@@ -1120,6 +1120,14 @@ template <class C> struct AttnWgmma {
     // kiln.attention makes) a transpose over the quad gives each lane one whole group, so that a warp stores 64
     // contiguous bytes of 8 rows at a time instead of 16 (the 4-byte stores kept the consumers ~4000 clocks an item
     // at head dim 128; H200 harness, tuning/probes/attn_items_run.sh).
+    // Row g + 8 hh's sum of P (O's divisor) and the sum its lse takes. PSUM: every lane's columns D + 2 q4 (+ 1) hold
+    // the whole row sum of the rounded P (e4m3 or f16); with e4m3, r.l holds what the rounding took on masked tiles
+    // (for the lse), with f16 nothing.
+    KILN_DEVICE static void row_sums(const float (&o)[NO / 2], const Rows &r, int hh, float &l, float &l_lse) {
+        l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
+        l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
+    }
+
     KILN_DEVICE static void epilogue(const kiln_attn_params &p, const kiln_tma_desc *omap, const float (&o)[NO / 2],
                                      const Rows &r, int pass, int b, int h) {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
@@ -1133,10 +1141,8 @@ template <class C> struct AttnWgmma {
         const bool wide = ((reinterpret_cast<uintptr_t>(out.o) | (uintptr_t)p.o_stride_s * sizeof(TO)) & 15) == 0;
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            // PSUM: every lane's columns D + 2 q4 (+ 1) hold the whole row sum of the rounded P (e4m3 or f16); with
-            // e4m3, r.l holds what the rounding took on masked tiles (for the lse), with f16 nothing
-            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
-            const float l_lse = PSUM ? l + quad_sum(r.l[hh]) : l;
+            float l, l_lse;
+            row_sums(o, r, hh, l, l_lse);
             const int row = r.wr0 + g + 8 * hh;
             const bool live = row < out.sq.len_q;  // (the quad's four lanes alike)
             const float inv = l > 0.f ? out.vd / l : 0.f;
@@ -1172,9 +1178,9 @@ template <class C> struct AttnWgmma {
         const int lane = thread_x() & 31, g = lane >> 2, q4 = lane & 3;
         float l_lse[2], inv[2];
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {  // (as in epilogue)
-            const float l = PSUM ? o[DV / 2 + 2 * hh] : quad_sum(r.l[hh]);
-            l_lse[hh] = PSUM ? l + quad_sum(r.l[hh]) : l;
+        for (int hh = 0; hh < 2; ++hh) {
+            float l;
+            row_sums(o, r, hh, l, l_lse[hh]);
             inv[hh] = l > 0.f ? out.vd / l : 0.f;
         }
         // (the panels' address from the thread's index and the base: values kept live through the key loop for it

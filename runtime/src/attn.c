@@ -565,9 +565,8 @@ static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const 
     }
     /* O's map, which the persistent kernels store through: where O's base and byte strides are multiples of 16; else
      * (or where the encoding fails) P->p.o_map stays 0 and the kernel stores O from registers */
-    const kiln_attn_params *q = &P->p;
-    const uint64_t sh = 2u * (uint64_t)q->o_stride_h, ss = 2u * (uint64_t)q->o_stride_s;
-    const uint64_t sb = batch > 1 ? 2u * (uint64_t)q->o_stride_b : (uint64_t)rq * ss;
+    const uint64_t sh = 2u * (uint64_t)P->p.o_stride_h, ss = 2u * (uint64_t)P->p.o_stride_s;
+    const uint64_t sb = batch > 1 ? 2u * (uint64_t)P->p.o_stride_b : (uint64_t)rq * ss;
     if (sol->persistent && ((uintptr_t)a->o % 16 | sh % 16 | ss % 16 | sb % 16) == 0) {
         const uint64_t dims[4] = {(uint64_t)p->head_dim, (uint64_t)p->heads_q, (uint64_t)rq, (uint64_t)batch};
         const uint64_t strides[3] = {sh, ss, sb};
