@@ -288,10 +288,18 @@ template <class C> struct AttnWgmma {
     // OTMA: each consumer warp has 16 rows of DV 16-bit values in DV / 64 panels of 16 rows x 128 bytes (the 128-byte
     // swizzle), from the next 1 KB after the barriers, where it fits in 227 KB (else the kernel stores from registers;
     // head dim 256).
-    static constexpr int OST_PANEL = 16 * 128, OST_WARP = DV / 64 * OST_PANEL, OST_BYTES = CONSUMER_WARPS * OST_WARP;
+    // Where the whole rows do not fit (head dim 256 beside three stages), the panels take a half (a quarter) of the
+    // columns at a time: OST_ROUNDS rounds, each waiting for the round before it to have been read.
+    static constexpr int OST_PANEL = 16 * 128, OST_ALL = CONSUMER_WARPS * (DV / 64) * OST_PANEL;
     static constexpr int END_BARS = OFF_BAR + 8 * NBARS, OFF_OST = (END_BARS + 1023) / 1024 * 1024;
-    static constexpr bool OSTAGE =
-        AttnOtma<C>::value != 0 && PERSIST && sizeof(TO) == 2 && OFF_OST + OST_BYTES + 1024 <= 227 * 1024;
+    static constexpr int ost_rounds() {
+        for (int r = 1; r <= 4; r *= 2)
+            if ((DV / 64) % r == 0 && OFF_OST + OST_ALL / r + 1024 <= 227 * 1024) return r;
+        return 0;
+    }
+    static constexpr int OST_ROUNDS = ost_rounds(), OST_PANELS = DV / 64 / (OST_ROUNDS ? OST_ROUNDS : 1);
+    static constexpr int OST_WARP = OST_PANELS * OST_PANEL, OST_BYTES = CONSUMER_WARPS * OST_WARP;
+    static constexpr bool OSTAGE = AttnOtma<C>::value != 0 && PERSIST && sizeof(TO) == 2 && OST_ROUNDS > 0;
     static constexpr int SMEM_BYTES = (OSTAGE ? OFF_OST + OST_BYTES : END_BARS) + 1024;  // + base alignment to 1 KB
     // Registers a thread after setmaxnreg: the producer gives up most of its share. The pool is what the CTA was
     // launched with (65536 / THREADS a thread, rounded down to 8: 168 with two consumers, 128 with three), not the
@@ -1186,24 +1194,29 @@ template <class C> struct AttnWgmma {
         // (the panels' address from the thread's index and the base: values kept live through the key loop for it
         // made ptxas spill there)
         const uint32_t buf = lds_base() + OFF_OST + ((thread_x() >> 5) - 4) * OST_WARP;
-        if (lane == 0) sm90::bulk_wait_read<0>();
-        __syncwarp();
         // matrix x of an stmatrix: rows 8 (x % 2) + lane % 8, column block t + x / 2 (swizzled in its panel)
         const int x = lane >> 3, row = (lane & 7) + 8 * (x & 1);
 #pragma unroll
-        for (int t = 0; t < DB; t += 2)
-            sm90::stmatrix_x4(buf + (t / 8) * OST_PANEL + row * 128 + ((((t % 8) + (x >> 1)) ^ (lane & 7)) << 4),
-                              PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
-                              PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
-                              PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
-                              PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
-        sm90::fence_proxy_async_smem();  // the rows' generic writes before the TMA store reads them
-        __syncwarp();
-        if (lane == 0) {
+        for (int q = 0; q < OST_ROUNDS; ++q) {  // columns 64 OST_PANELS q .. + 64 OST_PANELS
+            if (lane == 0) sm90::bulk_wait_read<0>();  // the panels' previous stores have read them
+            __syncwarp();
 #pragma unroll
-            for (int pnl = 0; pnl < DV / 64; ++pnl)
-                sm90::tma_store_4d(omap, buf + pnl * OST_PANEL, pass * DV + 64 * pnl, h, r.wr0, b);
-            sm90::bulk_commit();
+            for (int t = 8 * OST_PANELS * q; t < 8 * OST_PANELS * (q + 1); t += 2)
+                sm90::stmatrix_x4(buf + (t / 8 - OST_PANELS * q) * OST_PANEL + row * 128 +
+                                      ((((t % 8) + (x >> 1)) ^ (lane & 7)) << 4),
+                                  PackOut<TO>::pair(o[4 * t] * inv[0], o[4 * t + 1] * inv[0]),
+                                  PackOut<TO>::pair(o[4 * t + 2] * inv[1], o[4 * t + 3] * inv[1]),
+                                  PackOut<TO>::pair(o[4 * t + 4] * inv[0], o[4 * t + 5] * inv[0]),
+                                  PackOut<TO>::pair(o[4 * t + 6] * inv[1], o[4 * t + 7] * inv[1]));
+            sm90::fence_proxy_async_smem();  // the rows' generic writes before the TMA store reads them
+            __syncwarp();
+            if (lane == 0) {
+#pragma unroll
+                for (int pnl = 0; pnl < OST_PANELS; ++pnl)
+                    sm90::tma_store_4d(omap, buf + pnl * OST_PANEL, pass * DV + 64 * (OST_PANELS * q + pnl), h, r.wr0,
+                                       b);
+                sm90::bulk_commit();
+            }
         }
         if (p.lse && q4 == 0 && pass == 0) {
 #pragma unroll

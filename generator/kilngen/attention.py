@@ -224,8 +224,11 @@ def _wgmma_lds(s: "AttnSolution") -> int:
     raw = 0 if s.vpre else 2 * s.bn * dv
     end = (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
            + 8 * (1 + 4 * s.stages + 2 + 1))
-    staged = -(-end // 1024) * 1024 + (s.bm // 64) * 4 * 16 * dv * 2 + 1024
-    return staged if s.persist and staged <= 227 * 1024 else end + 1024
+    for rounds in (1, 2, 4):  # the staging takes 1 / rounds of the columns at a time where the whole rows do not fit
+        staged = -(-end // 1024) * 1024 + (s.bm // 64) * 4 * 16 * dv * 2 // rounds + 1024
+        if s.persist and (dv // 64) % rounds == 0 and staged <= 227 * 1024:
+            return staged
+    return end + 1024
 
 
 def _wgmma_pv_rules(s: "AttnSolution") -> list:

@@ -396,6 +396,7 @@ KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16, W_attn_wg_d128_s1_pmx_pe_e4m
 KILN_OT_KERNEL(attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_e4m3_bf16)
 KILN_OT_KERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_m192_d64_n128_st3_pmx_pe_vpre_e4m3_bf16)
 KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)
+KILN_OT_KERNEL(attn_wg_d256_n64_s1_st3_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16)
 #endif
 
 struct Kernel {
@@ -1251,7 +1252,8 @@ static std::vector<Case> cases() {
           "attn_wg_m64_d64_s1_pmx_ps16_e4m3_bf16",
           "attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16", "attn_wg_d128_s1_pmx_pe_ot_vpre_e4m3_bf16",
           "attn_wg_d128_s1_pmx_pe_ot_e4m3_bf16", "attn_wg_d64_s2_pmx_pe_ot_e4m3_bf16",
-          "attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16", "attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16"})
+          "attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16", "attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16",
+          "attn_wg_d256_n64_s1_st3_pmx_pe_ot_vpre_e4m3_bf16"})
         kernels.push_back(k);
 #endif
     for (const char *k : kernels) {
@@ -1454,6 +1456,8 @@ int main(int argc, char **argv) {
                             WKERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16,
                                     W_attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16),
+                            WKERNEL(attn_wg_d256_n64_s1_st3_pmx_pe_ot_vpre_e4m3_bf16,
+                                    W_attn_wg_d256_n64_s1_st3_pmx_pe_ot_vpre_e4m3_bf16),
                             WKERNEL(attn_wg_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_d128_s1_pmx_ps16_e4m3_bf16),
                             WKERNEL(attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16, W_attn_wg_d64_s2_pmx_pe_ps16_e4m3_bf16),
                             WKERNEL(attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16, W_attn_wg_m64_d128_s1_pmx_ps16_e4m3_bf16),
