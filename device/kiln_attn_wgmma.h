@@ -286,8 +286,7 @@ template <class C> struct AttnWgmma {
     static constexpr int NBARS = 1 + 4 * ST + VRAW + 1;
     static constexpr int CONSUMER_WARPS = 4 * CW;
     // OTMA: each consumer warp has 16 rows of DV 16-bit values in DV / 64 panels of 16 rows x 128 bytes (the 128-byte
-    // swizzle), from the next 1 KB after the barriers, where it fits in 227 KB (else the kernel stores from registers;
-    // head dim 256).
+    // swizzle), from the next 1 KB after the barriers, where it fits in 227 KB (else the kernel stores from registers).
     // Where the whole rows do not fit (head dim 256 beside three stages), the panels take a half (a quarter) of the
     // columns at a time: OST_ROUNDS rounds, each waiting for the round before it to have been read.
     static constexpr int OST_PANEL = 16 * 128, OST_ALL = CONSUMER_WARPS * (DV / 64) * OST_PANEL;
