@@ -187,18 +187,10 @@ WGMMA_REGS = {128: 224, 64: 232, 192: 128}
 WGMMA_REGS_VPRE_192 = 132
 
 
-def wgmma_fills_v(s: "AttnSolution") -> bool:
-    """kiln_attn_wgmma.h FILL: a packed-V^T kernel whose producer's idle warps can pack V^T themselves while it runs
-    (kiln_attn_params.vt_fill; the table's v_packed 2): one consumer warpgroup, or two at head dim 64 or 128 (head dim
-    256's consumers and three consumer warpgroups cannot spare the registers the packers need)."""
-    return bool(s.family is Family.WGMMA and s.vpre and (s.bm == 64 or (s.bm == 128 and s.head_dim <= 128)))
-
-
 def _wgmma_reg_limit(s: "AttnSolution") -> int:
     # persist at bm 128 (kiln_attn_wgmma.h WIDE_PRODUCER, THIN_PRODUCER): beside the transposer the producer keeps 56
-    # (its item loop spilled at 40) and the consumers get 224; with vpre the producer keeps 24 and they get 240, 40 and
-    # 232 where its idle warps pack V^T (wgmma_fills_v)
-    shift = (0 if wgmma_fills_v(s) else 8 if s.vpre else -8) if s.persist and s.bm == 128 else 0
+    # (its item loop spilled at 40) and the consumers get 224; with vpre the producer keeps 24 and they get 240
+    shift = (8 if s.vpre else -8) if s.persist and s.bm == 128 else 0
     return WGMMA_REGS_VPRE_192 if s.bm == 192 and s.vpre else WGMMA_REGS[s.bm] + shift
 
 
@@ -537,4 +529,4 @@ def table_row(sol: AttnSolution) -> dict:
     return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
             "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
             "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes,
-            "p_bits": sol.p_bits, "v_packed": 2 if wgmma_fills_v(sol) else sol.vpre, "persistent": sol.persist}
+            "p_bits": sol.p_bits, "v_packed": sol.vpre, "persistent": sol.persist}
