@@ -398,10 +398,8 @@ KILN_OT_KERNEL(attn_wg_m192_d64_n128_st3_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_m19
 KILN_OT_KERNEL(attn_wg_d128_s1_pmx_pe_ot_ps16_e5m2_f16, W_attn_wg_d128_s1_pmx_pe_ps16_e5m2_f16)
 KILN_OT_KERNEL(attn_wg_d256_n64_s1_st3_pmx_pe_ot_vpre_e4m3_bf16, W_attn_wg_d256_n64_s1_st3_pmx_pe_vpre_e4m3_bf16)
 // three ring stages at head dim 128 with the packed V^T (the library's entry since 204 KB of shared memory took them)
-template <class B> struct WSt3 : B {
-    static constexpr int STAGES = 3;
-};
-KILN_OT_KERNEL(attn_wg_d128_s1_st3_pmx_pe_ot_vpre_e4m3_bf16, WSt3<W_attn_wg_d128_s1_pmx_pe_vpre_e4m3_bf16>)
+KILN_OT_KERNEL(attn_wg_d128_s1_st3_pmx_pe_ot_vpre_e4m3_bf16,
+               WPe<WPmax<WPs<WSpec<W_attn_wg_d128_s1_st3_pv16_vpre_e4m3_bf16>>>>)
 #endif
 
 struct Kernel {
