@@ -308,7 +308,12 @@ template <class C> struct AttnWgmma {
     // PERSIST with two consumers: beside the transposer the producer keeps 56 (its item loop spilled at 40) and the
     // consumers get 224; with a prepacked V^T the producer is one TMA thread at 24 and the consumers get 240 (their
     // item loop spilled 12-48 bytes at 232, head dim 256).
-    static constexpr bool WIDE_PRODUCER = PERSIST && !VPRE && CW == 2, THIN_PRODUCER = PERSIST && VPRE && CW == 2;
+    // FILL: the kernel can pack V^T itself (kiln_attn_params.vt_fill): the producer's three warps beside the TMA
+    // thread's pack it within the producer's registers (24 with two consumers: no spills where the branch to them is
+    // warp-uniform to ptxas; a per-thread branch there spilled 90-150 bytes). Three consumers: no such warps' worth.
+    static constexpr bool FILL = VPRE && CW <= 2;
+    static constexpr bool WIDE_PRODUCER = PERSIST && !VPRE && CW == 2;
+    static constexpr bool THIN_PRODUCER = PERSIST && VPRE && CW == 2;
     static constexpr int PRODUCER_REGS =
         CW == 3 ? (VPRE ? 24 : 40) : CW == 2 ? (WIDE_PRODUCER ? 56 : THIN_PRODUCER ? 24 : 40) : 56;
     static constexpr int CONSUMER_REGS =
@@ -482,16 +487,94 @@ template <class C> struct AttnWgmma {
     // into its ring stage once the consumers have released the stage.
     // Q waits for the consumers' release of the previous item's Q (qempty); the ring's stages and phases count on
     // from the item's first tile tb.
-    KILN_DEVICE static void produce_vpre(const kiln_attn_tma_params &maps, uint8_t *smem, const Bars &bars, int h,
-                                         int kvh, int qrow0, int krow0, int bc, int b, int n_tiles, int tb, int it) {
+    // vt_fill (kiln_attn_abi.h): packer warp `lane`'s loop. Each chunk it takes is 64 keys (32 key pairs, a pair a
+    // lane) x D: per 8 columns two 8-byte loads (keys r, r + 1), and eight stores of {key r, key r + 1} words,
+    // each 128 contiguous bytes of a V^T row across the warp; keys past the sequence's length are written as 0 up to
+    // vt_keys (as attn_pack_vt). The claim order follows the work order: a section's kv heads take key block 0, then
+    // 1, ..., so that the blocks the first items read come first.
+    KILN_DEVICE static void fill_vt(const kiln_attn_params &p, int lane) {
+#pragma unroll 1
+        for (;;) {
+            int i = 0;
+            if (lane == 0) i = atomicAdd(p.vt_sync, 1);
+            i = __shfl_sync(0xffffffffu, i, 0);
+            const int hk_all = p.batch * p.heads_kv, nkb = (int)((p.vt_keys + 63) / 64);
+            if (i >= hk_all * nkb) return;
+            const int group = p.heads_q / p.heads_kv, sec = p.work_heads >= group ? p.work_heads / group : 1;
+            const int s0 = i / (sec * nkb) * sec, n = min(sec, hk_all - s0), r = i - s0 * nkb;
+            const int kb = r / n, hk = s0 + r % n;
+            fill_chunk(p, hk, kb, lane);
+            // every lane's V^T stores before the chunk's flag (released after the warp's barrier), for the TMA loads
+            // of other CTAs (async proxy) too
+            __threadfence();
+            sm90::fence_proxy_async_global();
+            __syncwarp();
+            if (lane == 0) {
+                sm90::st_release_gpu(p.vt_sync + 1 + hk_all + hk * nkb + kb, 1);
+                sm90::red_release_gpu_add(p.vt_sync + 1 + hk, 1);  // the kv head's count of chunks done
+            }
+        }
+    }
+    KILN_DEVICE static void fill_chunk(const kiln_attn_params &p, int hk, int kb, int lane) {
+        const int b = hk / p.heads_kv, h = hk - b * p.heads_kv;
+        const AttnSeq sq = attn_seq<true>(p, b);
+        const int len = min(sq.len_k, p.seqlen_k), r0 = 64 * kb + 2 * lane;
+        if (r0 >= p.vt_keys) return;
+        const uint8_t *src = static_cast<const uint8_t *>(p.v) +
+                             (p.cu_seqlens_k ? sq.k_first * p.v_stride_s : (int64_t)b * p.v_stride_b) +
+                             (int64_t)h * p.v_stride_h + (int64_t)r0 * p.v_stride_s;
+        uint32_t *row = reinterpret_cast<uint32_t *>(p.vt_fill + (int64_t)hk * D * p.vt_keys + r0);
+        const bool in0 = r0 < len, in1 = r0 + 1 < len;  // keys past the length read no row and write 0
+        const uint8_t *end = src + D;
+#pragma unroll 1
+        for (; src != end; src += 8) {  // 8 columns a round, one 8-byte load a key
+            const uint2 x0 = in0 ? sm90::ldg_nc_v2(src) : make_uint2(0u, 0u);
+            const uint2 x1 = in1 ? sm90::ldg_nc_v2(src + p.v_stride_s) : make_uint2(0u, 0u);
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                uint32_t a0, a1, b0, b1;  // f16x2 of columns 4j, + 1 and + 2, + 3 (key r0 in a, r0 + 1 in b)
+                Widen16<T8>::run(j ? x0.y : x0.x, a0, a1);
+                Widen16<T8>::run(j ? x1.y : x1.x, b0, b1);
+                *row = __byte_perm(a0, b0, 0x5410);
+                row += p.vt_keys / 2;
+                *row = __byte_perm(a0, b0, 0x7632);
+                row += p.vt_keys / 2;
+                *row = __byte_perm(a1, b1, 0x5410);
+                row += p.vt_keys / 2;
+                *row = __byte_perm(a1, b1, 0x7632);
+                row += p.vt_keys / 2;
+            }
+        }
+    }
+    // vt_fill: whether kv head hk (b * heads_kv + kvh) has all its chunks packed (one acquire an item: the packers
+    // run ahead of the items after the first ones); where not, the TMA thread waits for V^T's chunks of keys k0 ..
+    // k0 + BN - 1 before each tile's load.
+    KILN_DEVICE static bool vt_head_done(const kiln_attn_params &p, int hk) {
+        return sm90::ld_acquire_gpu(p.vt_sync + 1 + hk) >= (int)((p.vt_keys + 63) / 64);
+    }
+    KILN_DEVICE static void wait_vt(const kiln_attn_params &p, int hk, int k0) {
+        const int nkb = (int)((p.vt_keys + 63) / 64), kb1 = min(nkb, (k0 + BN) / 64);
+        const int32_t *flags = p.vt_sync + 1 + p.batch * p.heads_kv + hk * nkb;
+        for (int kb = k0 / 64; kb < kb1; ++kb)
+            while (sm90::ld_acquire_gpu(flags + kb) == 0) __nanosleep(64);
+    }
+
+    KILN_DEVICE static void produce_vpre(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem,
+                                         const Bars &bars, int h, int kvh, int qrow0, int krow0, int bc, int b,
+                                         int n_tiles, int tb, int it) {
         KILN_STAMP(it, 16, clock64());
         if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
         KILN_STAMP(it, 17, clock64());
         sm90::mbar_arrive_expect_tx(bars.q(), Q_BYTES);
         load_rows(smem + OFF_Q, &maps.q, bars.q(), BM, h, qrow0, bc);
+        // (an item that starts before its head is packed re-reads the head's count at each tile until it is done,
+        // and polls the tile's chunk flags only while it is not: polling every tile of a long item cost 14-18 %)
+        bool vt_wait = FILL && p.vt_fill && !vt_head_done(p, b * p.heads_kv + kvh);
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
             const int tg = tb + t, st = tg % ST, row = krow0 + t * BN;
             const uint32_t ph = (uint32_t)((tg / ST) - 1) & 1;
+            if (vt_wait && t > 0) vt_wait = !vt_head_done(p, b * p.heads_kv + kvh);
+            if (vt_wait) wait_vt(p, b * p.heads_kv + kvh, t * BN);  // (while the consumers still use the stage)
             if (tg >= ST) sm90::mbar_wait(bars.kempty(st), ph);
             sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
             load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
@@ -549,10 +632,16 @@ template <class C> struct AttnWgmma {
             sm90::regs_dealloc<PRODUCER_REGS>();
             if (tid == 0) sm90::tma_prefetch(&maps.q), sm90::tma_prefetch(&maps.k), sm90::tma_prefetch(&maps.v);
             if constexpr (VPRE) {
+                // the other three warps pack V^T (vt_fill); (a warp index that ptxas sees as uniform in the warp)
+                if (__shfl_sync(0xffffffffu, tid >> 5, 0) != 0) {
+                    if constexpr (FILL)
+                        if (p.vt_fill) fill_vt(p, lane);
+                    return;
+                }
                 if (tid == 0)
                     for_each_item(p, [&](const Item &w) {
-                        produce_vpre(maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first, varlen ? 0 : w.b,
-                                     w.b, w.n_tiles(p), w.tb, w.it);
+                        produce_vpre(p, maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first,
+                                     varlen ? 0 : w.b, w.b, w.n_tiles(p), w.tb, w.it);
                     });
                 return;
             }

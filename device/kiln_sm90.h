@@ -107,6 +107,39 @@ template <int N> KILN_DEVICE void bulk_wait_read() {
 template <int N> KILN_DEVICE void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
 // Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
 KILN_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Orders global memory that this thread's generic accesses observed (e.g. another CTA's stores, acquired) before its
+// later async-proxy (TMA) accesses of global memory.
+KILN_DEVICE void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
+// Device-scope acquire load and release store of a 32-bit flag in global memory.
+KILN_DEVICE int ld_acquire_gpu(const int32_t *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+KILN_DEVICE void st_release_gpu(int32_t *p, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+KILN_DEVICE void red_release_gpu_add(int32_t *p, int v) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// A 32-bit global load through the read-only (non-coherent) path: for data no thread of the kernel writes.
+KILN_DEVICE uint32_t ldg_nc_u32(const void *p) {
+    uint32_t v;
+    asm("ld.global.nc.b32 %0, [%1];\n" : "=r"(v) : "l"(p));
+    return v;
+}
+// An 8-byte global load through the read-only path.
+KILN_DEVICE uint2 ldg_nc_v2(const void *p) {
+    uint2 v;
+    asm("ld.global.nc.v2.b32 {%0, %1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    return v;
+}
+// A 16-byte global load through the read-only path.
+KILN_DEVICE uint4 ldg_nc_v4(const void *p) {
+    uint4 v;
+    asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
 KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {
     asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }

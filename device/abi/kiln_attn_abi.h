@@ -22,7 +22,7 @@
 
 #include "kiln_abi.h" /* kiln_tma_desc */
 
-#define KILN_ATTN_ABI_VERSION 4
+#define KILN_ATTN_ABI_VERSION 5
 
 typedef struct kiln_attn_params {
     const void *q;                /* fp8 queries */
@@ -56,6 +56,16 @@ typedef struct kiln_attn_params {
     int32_t work_heads;           /*   ignore them): 1 = a causal unit is a query block and its mirror; (batch, head) */
                                   /*   pairs a section of the work order */
     int32_t o_map;                /* wgmma family: 1 = kiln_attn_tma_params.o is a valid map of o (else 0) */
+    /* The V^T that a vpre kernel packs while it runs (kiln.h, v_packed 2): NULL = V^T comes packed (the v map's) or
+     * the kernel reads V as given. Else the producer warps other than the TMA thread's pack v (with the v strides and,
+     * varlen, cu_seqlens_k) into vt_fill as kiln_attn_pack_params describes, 64 keys x head_dim a chunk, chunks taken
+     * from vt_sync[0] in the work order's (kv head section, key block, kv head) order; each sets vt_sync[1 + chunk]
+     * (chunk = (b * heads_kv + kv head) * ceil(vt_keys / 64) + key block) to 1 with release semantics once written,
+     * and the TMA thread waits for the chunks of a V^T tile (acquire) before it loads the tile. vt_sync: 1 + batch *
+     * heads_kv * ceil(vt_keys / 64) int32, zero at launch (the runtime clears it). */
+    uint16_t *vt_fill;
+    int32_t *vt_sync;
+    int64_t vt_keys;              /* with vt_fill: V^T's row length (seqlen_k rounded up to 8) */
 } kiln_attn_params;
 
 #if defined(__CUDACC__) /* (the AMD kernels take no persistent order: host only there) */

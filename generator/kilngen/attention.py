@@ -187,6 +187,13 @@ WGMMA_REGS = {128: 224, 64: 232, 192: 128}
 WGMMA_REGS_VPRE_192 = 132
 
 
+def wgmma_fills_v(s: "AttnSolution") -> bool:
+    """kiln_attn_wgmma.h FILL: a packed-V^T kernel whose producer's idle warps can pack V^T themselves while it runs
+    (kiln_attn_params.vt_fill; the table's v_packed 2): one or two consumer warpgroups (three leave the producer no
+    warps' worth of registers)."""
+    return bool(s.family is Family.WGMMA and s.vpre and s.bm in (64, 128))
+
+
 def _wgmma_reg_limit(s: "AttnSolution") -> int:
     # persist at bm 128 (kiln_attn_wgmma.h WIDE_PRODUCER, THIN_PRODUCER): beside the transposer the producer keeps 56
     # (its item loop spilled at 40) and the consumers get 224; with vpre the producer keeps 24 and they get 240
@@ -529,4 +536,4 @@ def table_row(sol: AttnSolution) -> dict:
     return {"name": sol.name, "hash": f"0x{fnv1a64(sol.name):016x}ull", "arch": c_enum("ARCH", sol.arch),
             "family": c_enum("FAMILY", sol.family), "qkv": DTYPE_INFO[sol.qkv].c_enum, "o": DTYPE_INFO[sol.o].c_enum,
             "head_dim": sol.head_dim, "bm": sol.bm, "bn": sol.bn, "threads": sol.threads, "lds": sol.lds_bytes,
-            "p_bits": sol.p_bits, "v_packed": sol.vpre, "persistent": sol.persist}
+            "p_bits": sol.p_bits, "v_packed": 2 if wgmma_fills_v(sol) else sol.vpre, "persistent": sol.persist}

@@ -19,6 +19,22 @@ static int is_flag(int v) { return v == 0 || v == 1; }
 /* The row length of a packed V^T (kiln_attn_pack_v): seqlen_k rounded up to 8 keys (TMA strides are multiples of 16
  * bytes), at least 8 (an empty key range still encodes a map). */
 static int64_t vt_keys(int64_t seqlen_k) { return seqlen_k > 0 ? (seqlen_k + 7) / 8 * 8 : 8; }
+/* v_packed 2: args->vt_work is the V^T (its bytes rounded up to 16), then the kernel's counters and chunk flags
+ * (kiln_attn_abi.h: 1 + batch * heads_kv * (1 + ceil(vt_keys / 64)) int32) */
+static __int128 vt_bytes16(const kiln_attn_problem *p)
+{
+    return ((__int128)p->batch * p->heads_kv * p->head_dim * vt_keys(p->seqlen_k) * 2 + 15) / 16 * 16;
+}
+static __int128 vt_sync_bytes(const kiln_attn_problem *p)
+{
+    return 4 * (1 + (__int128)p->batch * p->heads_kv * (1 + (vt_keys(p->seqlen_k) + 63) / 64));
+}
+static kiln_status pack_size(const kiln_attn_problem *p, size_t *bytes);
+static kiln_status pack_v(kiln_handle h, const kiln_attn_problem *p, const void *v, const int32_t *cu_seqlens_k,
+                          void *vt, size_t vt_bytes, void *stream);
+
+/* The longest query sequence for which a kernel packs V itself (v_packed 2; run below) */
+#define KILN_ATTN_FILL_MAX_SEQLEN_Q 8192
 
 static const char *const SIZE_NAMES[6] = {"batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"};
 
@@ -115,11 +131,15 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d is not a kiln_dtype",
                          !kiln_dtype_valid(p->qkv_type) ? "qkv_type" : "o_type",
                          (int)(!kiln_dtype_valid(p->qkv_type) ? p->qkv_type : p->o_type));
-    const char *flags[5] = {"causal", "varlen", "has_lse", "fp8_p", "v_packed"};
-    const int fv[5] = {p->causal, p->varlen, p->has_lse, p->fp8_p, p->v_packed};
-    for (int i = 0; i < 5; i++)
+    const char *flags[4] = {"causal", "varlen", "has_lse", "fp8_p"};
+    const int fv[4] = {p->causal, p->varlen, p->has_lse, p->fp8_p};
+    for (int i = 0; i < 4; i++)
         if (!is_flag(fv[i]))
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s = %d must be 0 or 1", flags[i], fv[i]);
+    if (p->v_packed < 0 || p->v_packed > 2)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "v_packed = %d must be 0 (V as given), 1 (V^T packed by kiln_attn_pack_v) or 2 (packed by "
+                         "the kernel into args->vt_work)", p->v_packed);
     if ((unsigned)p->descale >= (unsigned)KILN_SCALE_COUNT)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "descale = %d is not a kiln_scale_mode", (int)p->descale);
     const int64_t sizes[6] = {p->batch, p->heads_q, p->heads_kv, p->seqlen_q, p->seqlen_k, p->head_dim};
@@ -168,7 +188,7 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
     kiln_status st = check_tensor('q', qs, p->varlen ? qv : qe, p->head_dim, e8, 0);
     if (st == KILN_STATUS_SUCCESS)
         st = check_tensor('k', ks, p->varlen ? kv : ke, p->head_dim, e8, 0);
-    if (st == KILN_STATUS_SUCCESS && !p->v_packed) /* a packed V^T's layout is kiln_attn_pack_v's */
+    if (st == KILN_STATUS_SUCCESS && p->v_packed != 1) /* a packed V^T's layout is kiln_attn_pack_v's */
         st = check_tensor('v', vs, p->varlen ? kv : ke, p->head_dim, e8, 0);
     if (st == KILN_STATUS_SUCCESS)
         st = check_tensor('o', os, p->varlen ? qv : qe, p->head_dim, eo, 1);
@@ -180,7 +200,7 @@ kiln_status kiln_attn_validate(kiln_handle h, const kiln_attn_problem *p)
     const int64_t sv[12] = {qs[0], qs[1], qs[2], ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], os[0], os[1], os[2]};
     for (int i = 0; i < 12; i++) {
         int64_t unit = i < 9 ? (int64_t)(16 / e8) : (int64_t)(8 / eo);
-        if ((p->varlen && i % 3 == 0) || (p->v_packed && i / 3 == 2))
+        if ((p->varlen && i % 3 == 0) || (p->v_packed == 1 && i / 3 == 2))
             continue;
         if (sv[i] % unit)
             return kiln_fail(KILN_STATUS_MISALIGNED, "%s = %" PRId64 " is not a multiple of %" PRId64
@@ -201,7 +221,7 @@ kiln_status kiln_attn_check(kiln_handle h, const kiln_attn_problem *p)
 static int matches(const kiln_attn_solution *s, kiln_arch_id arch, const kiln_attn_problem *p)
 {
     return s->arch == arch && s->qkv_type == p->qkv_type && s->o_type == p->o_type && s->head_dim == p->head_dim &&
-           s->v_packed == p->v_packed;
+           (s->v_packed != 0) == (p->v_packed != 0);
 }
 
 /* P's precision first: the solutions whose P has the bits the problem asks for (f16 unless fp8_p, see kiln.h) come
@@ -230,7 +250,7 @@ static const char *wgmma_refusal(const kiln_attn_problem *p, int own, const kiln
     const int64_t limit = INT64_C(1) << 40;
     const int64_t strides[9] = {p->q_stride_b, p->q_stride_s, p->q_stride_h, p->k_stride_b, p->k_stride_s,
                                 p->k_stride_h, p->v_stride_b, p->v_stride_s, p->v_stride_h};
-    for (int i = 0; i < (p->v_packed ? 6 : 9); i++)
+    for (int i = 0; i < (p->v_packed == 1 ? 6 : 9); i++)
         if (strides[i] >= limit)
             return "a q/k/v stride of 2^40 bytes or more (tensor map limit)";
     if (p->v_packed && 2 * vt_keys(p->seqlen_k) * p->head_dim * p->heads_kv >= limit)
@@ -270,7 +290,9 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
             " head_dim=%" PRId64 " causal=%d varlen=%d; P in %s preferred; V %s\n",
         h->arch, kiln_dtype_name(p->qkv_type), kiln_dtype_name(p->o_type), p->batch, p->heads_q, p->heads_kv,
         p->seqlen_q, p->seqlen_k, p->head_dim, p->causal, p->varlen, p->fp8_p ? "fp8 (fp8_p)" : "f16",
-        p->v_packed ? "packed by kiln_attn_pack_v (v_packed)" : "as given");
+        p->v_packed == 1 ? "packed by kiln_attn_pack_v (v_packed 1)"
+        : p->v_packed == 2 ? "packed by the kernel (v_packed 2)"
+                           : "as given");
     int any_types = 0, any_packed = 0, n = 0;
     int *idx = malloc(sizeof(int) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
     double *key = malloc(sizeof(double) * (size_t)(t->num_attn_solutions > 0 ? t->num_attn_solutions : 1));
@@ -287,10 +309,10 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
         any_packed |= s->v_packed;
         if (s->head_dim != p->head_dim)
             continue;
-        if (s->v_packed != p->v_packed) {
+        if ((s->v_packed != 0) != (p->v_packed != 0)) {
             say(tx, "  [%d] %s: rejected: reads %s\n", i, s->name,
-                s->v_packed ? "a V^T packed by kiln_attn_pack_v (the problem's v_packed = 0)"
-                            : "V as given (the problem's v_packed = 1)");
+                s->v_packed ? "a packed V^T (the problem's v_packed = 0)"
+                            : "V as given (the problem's v_packed is 1 or 2)");
             continue;
         }
         const char *refusal = s->family == KILN_FAMILY_WGMMA ? wgmma_refusal(p, own, h) : NULL;
@@ -322,10 +344,10 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
         out[(*count)++] = idx[i];
     kiln_status st = KILN_STATUS_SUCCESS;
     if (n == 0 && any_types && p->v_packed && !any_packed) {
-        say(tx, "%s has no attention kernels that read a packed V^T (v_packed = 1)\n", h->arch);
+        say(tx, "%s has no attention kernels that read a packed V^T (v_packed = %d)\n", h->arch, p->v_packed);
         st = kiln_fail(KILN_STATUS_NOT_SUPPORTED,
-                       "v_packed = 1: %s has no attention kernels that read a packed V^T (sm90's wgmma vpre kernels "
-                       "do)", h->arch);
+                       "v_packed = %d: %s has no attention kernels that read a packed V^T (sm90's wgmma vpre kernels "
+                       "do)", p->v_packed, h->arch);
     } else if (n == 0 && !any_types) {
         say(tx, "%s has no attention kernels for %s -> %s\n", h->arch, kiln_dtype_name(p->qkv_type),
             kiln_dtype_name(p->o_type));
@@ -547,7 +569,8 @@ static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const 
             const uint64_t strides[3] = {(uint64_t)(2 * keys), (uint64_t)(2 * keys * p->head_dim),
                                          (uint64_t)(2 * keys * p->head_dim * p->heads_kv)};
             const uint32_t box[4] = {64u, (uint32_t)p->head_dim, 1u, 1u};
-            kiln_status st = h->backend->tma_encode(h->dev, &P->v, 4, 2, 128, a->v, dims, strides, box);
+            const void *vt = p->v_packed == 2 && a->vt_work ? a->vt_work : a->v; /* (v_packed 2: the kernel's) */
+            kiln_status st = h->backend->tma_encode(h->dev, &P->v, 4, 2, 128, vt, dims, strides, box);
             if (st != KILN_STATUS_SUCCESS)
                 return kiln_fail(st, "encoding the packed V^T's tensor map of %s: %s", sol->name,
                                  h->backend->last_error(h->dev));
@@ -599,8 +622,19 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
     if (p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
         return KILN_STATUS_SUCCESS; /* nothing to compute, nothing read */
     st = check_args(p, a);
+    size_t work = 0; /* v_packed 2: the bytes of args->vt_work (0: no key, nothing to pack) */
+    if (st == KILN_STATUS_SUCCESS && p->v_packed == 2)
+        st = pack_size(p, &work);
     if (st != KILN_STATUS_SUCCESS)
         return st;
+    if (work > 0 && !a->vt_work)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "args->vt_work is NULL (v_packed = 2)");
+    if (work > 0 && (uintptr_t)a->vt_work % 16)
+        return misaligned("args->vt_work", a->vt_work, 16);
+    if (work > 0 && a->vt_work_bytes < work)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "args->vt_work_bytes = %zu is below the %zu of kiln_attn_pack_v_size (v_packed = 2)",
+                         a->vt_work_bytes, work);
     if (!h->backend)
         return kiln_fail(KILN_STATUS_NO_DEVICE, "the handle has no device (kiln_create found none)");
     if (strcmp(h->arch, h->device_arch) != 0)
@@ -643,6 +677,26 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
         if (gx > 0) /* else the 3-D grid, work_heads 0 */
             grid[0] = (uint32_t)gx, grid[1] = grid[2] = 1;
     }
+    /* v_packed 2: the kernel packs V itself where it can, its CTAs all run at once (one wave: the packing warps of a
+     * CTA keep it until every chunk is taken, which would hold up the CTAs of a later wave) and the pass would cost
+     * more than the packing beside the kernel: the pass grows with the keys, the kernel with queries x keys (H200,
+     * head dim 128: 2.4 % faster than the pass at 4,096 queries, 1.6 % slower at 16,384); else the pass into vt_work
+     * first */
+    const int fill = work > 0 && sol->v_packed == 2 && p->seqlen_q <= KILN_ATTN_FILL_MAX_SEQLEN_Q &&
+                     (int64_t)grid[0] * grid[1] * grid[2] <= h->limits.sm_count;
+    if (work > 0 && !fill) {
+        st = pack_v(h, p, a->v, a->cu_seqlens_k, a->vt_work, a->vt_work_bytes, stream);
+        if (st != KILN_STATUS_SUCCESS)
+            return st;
+    } else if (fill) { /* the kernel packs V into vt_work; its flags start at 0 */
+        const size_t vt_bytes = (size_t)vt_bytes16(p);
+        P.p.vt_fill = (uint16_t *)a->vt_work;
+        P.p.vt_sync = (int32_t *)((char *)a->vt_work + vt_bytes);
+        P.p.vt_keys = vt_keys(p->seqlen_k);
+        st = h->backend->zero_2d(h->dev, P.p.vt_sync, work - vt_bytes, work - vt_bytes, 1, stream);
+        if (st != KILN_STATUS_SUCCESS)
+            return kiln_fail(st, "clearing the V^T flags of %s: %s", sol->name, h->backend->last_error(h->dev));
+    }
     const void *arg = sol->family == KILN_FAMILY_WGMMA ? (const void *)&P : (const void *)&P.p;
     size_t arg_bytes = sol->family == KILN_FAMILY_WGMMA ? sizeof P : sizeof P.p;
     st = h->backend->launch(h->dev, kernel, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,
@@ -672,7 +726,8 @@ static kiln_status pack_size(const kiln_attn_problem *p, size_t *bytes)
         return st;
     if (p->batch == 0 || p->heads_kv == 0 || p->seqlen_k == 0 || p->head_dim == 0)
         return KILN_STATUS_SUCCESS;
-    const __int128 n = (__int128)p->batch * p->heads_kv * p->head_dim * vt_keys(p->seqlen_k) * 2;
+    const __int128 n = p->v_packed == 2 ? vt_bytes16(p) + vt_sync_bytes(p)
+                                        : (__int128)p->batch * p->heads_kv * p->head_dim * vt_keys(p->seqlen_k) * 2;
     if (n > KILN_ATTN_MAX_BYTES || n > (__int128)SIZE_MAX)
         return kiln_fail(KILN_STATUS_OVERFLOW, "the packed V^T of batch %" PRId64 " x heads_kv %" PRId64
                          " x head_dim %" PRId64 " x %" PRId64 " keys spans more than the 2^57 bytes any device "

@@ -155,7 +155,9 @@ typedef struct kiln_attn_solution {
     int lds_bytes;           /* dynamic shared memory per workgroup */
     int p_bits;              /* P in the P V product: 8 (requantized to fp8, the FP8 recipe) or 16 (f16) */
     int v_packed;            /* 1: reads V^T packed by kiln_attn_pack_v (its code object holds the packer,
-                              * "<name>_pack"), and takes only problems with v_packed = 1; 0: V as given */
+                              * "<name>_pack"), and takes only problems with v_packed 1 or 2; 2: the same, and its
+                              * producer's idle warps can pack V^T into args->vt_work while it runs (v_packed 2;
+                              * with a v_packed 1 kernel such a problem gets the pass first); 0: V as given */
     int persistent;          /* 1: launched as kiln_attn_work_grid says (kiln_attn_abi.h: a 1-D grid of at most one
                               * CTA an SM over the work order); 0: grid (ceil(seqlen_q / bm), heads_q, batch) */
 } kiln_attn_solution;

@@ -174,12 +174,13 @@ const kiln_code_object kiln_code_objects[] = {
     {"fake_attn_f16_mma_SM90", IMAGE, sizeof IMAGE},
     {"fake_attn_f16_wgmma_SM90", IMAGE, sizeof IMAGE},
     {"fake_attn_f16_vpre_SM90", IMAGE, sizeof IMAGE},
+    {"fake_attn_f16_vpre_d64_SM90", IMAGE, sizeof IMAGE},
 };
 const int kiln_num_code_objects = COUNT(kiln_code_objects);
 
 #define ATTN_V(n, hash, a, fam, q, o, d, m, b, t, lds, pb, vp)                                                      \
     {.name = n, .name_hash = hash, .arch = a, .family = fam, .qkv_type = q, .o_type = o, .head_dim = d, .bm = m,     \
-     .bn = b, .threads = t, .lds_bytes = lds, .p_bits = pb, .v_packed = vp, .persistent = vp}
+     .bn = b, .threads = t, .lds_bytes = lds, .p_bits = pb, .v_packed = vp, .persistent = vp != 0}
 #define ATTN(n, hash, a, fam, q, o, d, m, b, t, lds, pb) ATTN_V(n, hash, a, fam, q, o, d, m, b, t, lds, pb, 0)
 const kiln_attn_solution kiln_attn_solutions[] = {
     [FAKE_ATTN_D128_BM128] = ATTN("fake_attn_d128_bm128_SM90", 0x0bd89e11cccb5465ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,
@@ -199,7 +200,9 @@ const kiln_attn_solution kiln_attn_solutions[] = {
     [FAKE_ATTN_WGMMA_F16] = ATTN("fake_attn_f16_wgmma_SM90", 0xac932fe1f6a0b988ull, KILN_ARCH_SM90, KILN_FAMILY_WGMMA,
         E4M3, F16, 128, 128, 64, 384, 115768, 16),
     [FAKE_ATTN_VPRE_F16] = ATTN_V("fake_attn_f16_vpre_SM90", 0x6dd29b0625208e2aull, KILN_ARCH_SM90, KILN_FAMILY_WGMMA,
-        E4M3, F16, 128, 128, 128, 384, 132096, 16, 1),
+        E4M3, F16, 128, 128, 128, 384, 132096, 16, 2),
+    [FAKE_ATTN_VPRE_D64] = ATTN_V("fake_attn_f16_vpre_d64_SM90", 0x49b713854d9fecb1ull, KILN_ARCH_SM90, KILN_FAMILY_WGMMA,
+        E4M3, F16, 64, 128, 128, 384, 90112, 16, 1),
 };
 const int kiln_num_attn_solutions = COUNT(kiln_attn_solutions);
 

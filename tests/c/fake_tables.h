@@ -34,9 +34,11 @@ enum {
     FAKE_ATTN_MMA_F16 = 6,    /* e4m3 -> f16, head_dim 128, 128 rows, the mma family */
     FAKE_ATTN_WGMMA_F16 = 7,  /* e4m3 -> f16, head_dim 128, 128 rows, BN 64, the wgmma family (after the mma one),
                                * P in f16 (p_bits 16; every other fake: 8) */
-    FAKE_ATTN_VPRE_F16 = 8,   /* the same tile reading a V^T packed by kiln_attn_pack_v (v_packed 1; the others 0),
-                               * persistent (kiln_attn_work_grid; the others launch a CTA a query block) */
-    FAKE_NUM_ATTN = 9
+    FAKE_ATTN_VPRE_F16 = 8,   /* the same tile reading a V^T packed by kiln_attn_pack_v, one that can also pack it
+                               * itself (v_packed 2; the others 0), persistent (kiln_attn_work_grid; the others launch
+                               * a CTA a query block) */
+    FAKE_ATTN_VPRE_D64 = 9,   /* e4m3 -> f16, head_dim 64, reading a packed V^T it cannot pack itself (v_packed 1) */
+    FAKE_NUM_ATTN = 10
 };
 
 /* H100-like limits used by the tests' fake device. */

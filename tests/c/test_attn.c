@@ -327,6 +327,114 @@ static void test_wgmma(kiln_handle h)
     kiln_destroy(nt);
 }
 
+/* v_packed = 2: the packed-V kernel packs V itself into args->vt_work (V^T, then its chunk flags): the work size, the
+ * flags cleared on the stream before the launch, the kernel's fields, the V^T map over the work buffer, and the bad
+ * calls (no work buffer, a short or misaligned one, V's own strides now checked) refused before anything runs. p: the
+ * 3 x 8 (2 kv heads) x 1000 / 777 keys x 128 f16 problem of test_packed_v. */
+static void test_packed_in_kernel(kiln_handle h, const kiln_attn_problem *p0)
+{
+    static _Alignas(16) uint8_t q[64], k[64], v[64];
+    static _Alignas(16) uint16_t o[64];
+    static _Alignas(16) uint8_t work[16];
+    kiln_attn_problem p = *p0;
+    p.v_packed = 2;
+    size_t bytes = 0;
+    /* V^T 3 x 2 x 128 x 784 f16 (a multiple of 16), then 1 + 3 x 2 x (1 + 13) counters and flags (784 keys: 13
+     * chunks of 64) */
+    const size_t vt = (size_t)3 * 2 * 128 * 784 * 2, need = vt + 4 * (1 + 3 * 2 * 14);
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&p, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == need, "work size %zu, want %zu", bytes, need);
+    kiln_attn_args a = {.q = q, .k = k, .v = v, .o = o, .vt_work = work, .vt_work_bytes = need};
+    kiln_algo algos[4];
+    int n = -1;
+    EXPECT_HAS(h, kiln_attn_query(h, &p, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_VPRE_F16, "in-kernel packing: n = %d", n);
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, (void *)0x9), KILN_STATUS_SUCCESS, "");
+    const fake_launch *l = &fake.last[0];
+    CHECK(fake.launches == 1 && strcmp(l->symbol, "fake_attn_f16_vpre_SM90") == 0, "launch %s",
+          fake.launches ? l->symbol : "(none)");
+    CHECK(fake.zeros == 1 && (uintptr_t)fake.zero[0].dst == (uintptr_t)work + vt && fake.zero[0].width == need - vt &&
+              fake.zero[0].height == 1 && fake.zero[0].stream == (void *)0x9,
+          "flags cleared: %d fills, %zu bytes", fake.zeros, fake.zeros ? fake.zero[0].width : (size_t)0);
+    CHECK(l->attn.v == v && l->attn.vt_fill == (uint16_t *)(void *)work &&
+              (uintptr_t)l->attn.vt_sync == (uintptr_t)work + vt && l->attn.vt_keys == 784 &&
+              l->attn.v_stride_s == p.v_stride_s && l->attn.v_stride_h == p.v_stride_h &&
+              l->attn.v_stride_b == p.v_stride_b,
+          "kernel fields: vt_keys %lld", (long long)l->attn.vt_keys);
+    const fake_encode *ev = &fake.encode[2];
+    CHECK(ev->base == work && ev->elem_bytes == 2 && ev->dims[0] == 777 && ev->dims[1] == 128 &&
+              ev->strides[0] == 2 * 784,
+          "V^T map over the work buffer");
+    /* a packed-V kernel that cannot pack V itself (table v_packed 1; head dim 64 here): the pass into vt_work first,
+     * then the kernel reading it, no flags, no fill fields */
+    kiln_attn_problem p64 = p;
+    p64.head_dim = 64;
+    p64.q_stride_h = p64.k_stride_h = p64.v_stride_h = p64.o_stride_h = 64;
+    p64.q_stride_s = p64.o_stride_s = 8 * 64, p64.k_stride_s = p64.v_stride_s = 2 * 64;
+    p64.q_stride_b = p64.o_stride_b = 1000 * 8 * 64, p64.k_stride_b = p64.v_stride_b = 777 * 2 * 64;
+    size_t need64 = 0;
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&p64, &need64), KILN_STATUS_SUCCESS, "");
+    EXPECT_HAS(h, kiln_attn_query(h, &p64, algos, 4, &n), KILN_STATUS_SUCCESS, "");
+    CHECK(n == 1 && algos[0].solution_index == FAKE_ATTN_VPRE_D64, "pass first: n = %d", n);
+    kiln_attn_args a64 = a;
+    a64.vt_work_bytes = need64;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p64, NULL, &a64, (void *)0x9), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 2 && strcmp(fake.last[0].symbol, "fake_attn_f16_vpre_d64_SM90_pack") == 0 &&
+              strcmp(fake.last[1].symbol, "fake_attn_f16_vpre_d64_SM90") == 0 && fake.zeros == 0 &&
+              fake.last[1].attn.vt_fill == NULL && fake.last[1].attn.vt_sync == NULL && fake.encode[2].base == work,
+          "pass first: %d launches (%s), %d fills", fake.launches, fake.launches ? fake.last[0].symbol : "", fake.zeros);
+    /* a device whose SM count is unknown: the kernel's CTAs are not known to run in one wave, so the pass first (the
+     * packing warps of a CTA hold it until every chunk is taken) */
+    kiln_handle u = NULL;
+    fake_sm_count = 0;
+    CHECK(kiln_create_with_backend(&u, &fake_backend) == KILN_STATUS_SUCCESS, "fake device without an SM count");
+    fake_sm_count = 132;
+    fake_reset();
+    EXPECT_HAS(u, kiln_attn_run(u, &p, NULL, &a, (void *)0x9), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 2 && strcmp(fake.last[0].symbol, "fake_attn_f16_vpre_SM90_pack") == 0 &&
+              strcmp(fake.last[1].symbol, "fake_attn_f16_vpre_SM90") == 0 && fake.zeros == 0 &&
+              fake.last[1].attn.vt_fill == NULL && fake.encode[2].base == work,
+          "more CTAs than one wave: %d launches, %d fills", fake.launches, fake.zeros);
+    kiln_destroy(u);
+    /* v_packed 1 and 0 leave the fields empty */
+    kiln_attn_problem p1 = p;
+    p1.v_packed = 1;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p1, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && fake.zeros == 0 && fake.last[0].attn.vt_fill == NULL &&
+              fake.last[0].attn.vt_sync == NULL && fake.encode[2].base == v,
+          "v_packed 1: no work");
+    /* bad calls: nothing cleared, nothing launched */
+    fake_reset();
+    kiln_attn_args b = a;
+    b.vt_work = NULL;
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_NULL_POINTER,
+               "args->vt_work is NULL (v_packed = 2)");
+    b = a, b.vt_work_bytes = need - 1;
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_INVALID_VALUE,
+               "args->vt_work_bytes = ");
+    b = a, b.vt_work = work + 4;
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &b, NULL), KILN_STATUS_MISALIGNED, "args->vt_work");
+    kiln_attn_problem bad = p;
+    bad.v_stride_s = 8; /* V as given: its strides are checked (16-byte rows) */
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_MISALIGNED, "v_stride_s = 8");
+    bad = p, bad.o_type = BF16;
+    EXPECT_HAS(h, kiln_attn_run(h, &bad, NULL, &a, NULL), KILN_STATUS_NOT_SUPPORTED,
+               "v_packed = 2: sm90 has no attention kernels that read a packed V^T");
+    CHECK(fake.launches == 0 && fake.zeros == 0, "bad calls: %d launches, %d fills", fake.launches, fake.zeros);
+    /* no keys: no work needed, none read */
+    kiln_attn_problem e = p;
+    e.seqlen_k = 0;
+    EXPECT_HAS(NULL, kiln_attn_pack_v_size(&e, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == 0, "no keys: %zu work bytes", bytes);
+    b = a, b.vt_work = NULL, b.vt_work_bytes = 0;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &e, NULL, &b, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && fake.zeros == 0 && fake.last[0].attn.vt_fill == NULL, "no keys: plain launch");
+}
+
 /* A V^T packed by kiln_attn_pack_v (v_packed = 1): its size, the kernels that read it (and only them), its tensor map,
  * the packer's launch, and every bad call refused before anything launches. */
 static void test_packed_v(kiln_handle h)
@@ -360,7 +468,7 @@ static void test_packed_v(kiln_handle h)
           "not packed: n = %d", n);
     char text[4096];
     EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_SUCCESS, "");
-    CHECK(strstr(text, "fake_attn_f16_vpre_SM90: rejected: reads a V^T packed by kiln_attn_pack_v") &&
+    CHECK(strstr(text, "fake_attn_f16_vpre_SM90: rejected: reads a packed V^T (the problem's v_packed = 0)") &&
               strstr(text, "V as given"),
           "explain:\n%s", text);
     EXPECT_HAS(h, kiln_attn_explain(h, &pp, text, sizeof text), KILN_STATUS_SUCCESS, "");
@@ -372,8 +480,10 @@ static void test_packed_v(kiln_handle h)
     EXPECT_HAS(h, kiln_attn_query(h, &bf, algos, 4, &n), KILN_STATUS_NOT_SUPPORTED,
                "v_packed = 1: sm90 has no attention kernels that read a packed V^T");
     kiln_attn_problem bad = p;
-    bad.v_packed = 2;
-    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "v_packed = 2 must be 0 or 1");
+    bad.v_packed = 3;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "v_packed = 3 must be 0 (V as given), 1");
+    bad.v_packed = -1;
+    EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_INVALID_VALUE, "v_packed = -1 must be 0");
     /* V's strides describe V as given: unused (and unchecked) once it is packed */
     bad = pp, bad.v_stride_s = -5;
     EXPECT_HAS(h, kiln_attn_check(h, &bad), KILN_STATUS_SUCCESS, "");
@@ -456,6 +566,7 @@ static void test_packed_v(kiln_handle h)
     EXPECT_HAS(h, kiln_attn_run(h, &p, &vp, &a, NULL), KILN_STATUS_INVALID_ALGO,
                "algo fake_attn_f16_vpre_SM90 does not take this problem (arch, types, head_dim, v_packed)");
     CHECK(fake.launches == 0 && fake.encodes == 0, "nothing encoded or launched");
+    test_packed_in_kernel(h, &p);
     /* the packer: the packed-V kernel's "<name>_pack", grid (ceil(seqlen_k / 64), heads_kv, batch), 256 threads */
     const size_t need = (size_t)3 * 2 * 128 * 784 * 2;
     fake_reset();

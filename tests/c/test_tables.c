@@ -168,7 +168,7 @@ static void check_attn_solution(int i)
     CHECK((s->head_dim == 64 || s->head_dim == 128 || s->head_dim == 256) && s->bm > 0 && s->bn > 0 &&
               s->threads > 0 && s->threads <= 1024 && s->lds_bytes > 0,
           "%s: sizes", s->name);
-    CHECK((s->v_packed == 0 || s->v_packed == 1) && (s->p_bits == 8 || s->p_bits == 16) &&
+    CHECK(s->v_packed >= 0 && s->v_packed <= 2 && (s->p_bits == 8 || s->p_bits == 16) &&
               (!s->v_packed || (s->family == KILN_FAMILY_WGMMA && s->p_bits == 16)),
           "%s: v_packed %d (wgmma, f16 P V), p_bits %d", s->name, s->v_packed, s->p_bits);
     for (int j = 0; j < i; j++)

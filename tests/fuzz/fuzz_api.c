@@ -398,7 +398,7 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         REQUIRE(algos[i].solution_index < (uint32_t)kiln_num_attn_solutions, "candidate %d in the table", i);
         const kiln_attn_solution *s = &kiln_attn_solutions[algos[i].solution_index];
         REQUIRE(s->name_hash == algos[i].name_hash &&
-                    s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
+                    (s->v_packed != 0) == (p.v_packed != 0) && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
                     s->o_type == p.o_type,
                 "attention candidate %d (%s) takes the problem", i, s->name);
     }
@@ -432,13 +432,16 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
     if (run == KILN_STATUS_SUCCESS && (p.batch == 0 || p.heads_q == 0 || p.seqlen_q == 0)) {
         REQUIRE(fake.launches == 0 && fake.encodes == 0, "an empty attention problem runs nothing");
     } else if (run == KILN_STATUS_SUCCESS) {
-        const fake_launch *l = &fake.last[0];
+        /* (v_packed 2 on a kernel that cannot pack V itself: its packer first) */
+        const fake_launch *l = &fake.last[fake.launches > 0 ? fake.launches - 1 : 0];
         const kiln_attn_solution *s = NULL;
         for (int i = 0; i < kiln_num_attn_solutions; i++)
             if (strcmp(kiln_attn_solutions[i].name, l->symbol) == 0)
                 s = &kiln_attn_solutions[i];
-        REQUIRE(fake.launches == 1 && s, "one attention kernel launched (%d)", fake.launches);
-        REQUIRE(s->v_packed == p.v_packed && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
+        REQUIRE(s && (fake.launches == 1 || (fake.launches == 2 && p.v_packed == 2 && s->v_packed == 1 &&
+                                             strstr(fake.last[0].symbol, "_pack"))),
+                "one attention kernel launched (%d)", fake.launches);
+        REQUIRE((s->v_packed != 0) == (p.v_packed != 0) && s->head_dim == p.head_dim && s->qkv_type == p.qkv_type &&
                     s->o_type == p.o_type && (!algo || algo->name_hash == s->name_hash),
                 "%s takes the problem", s->name);
         kiln_attn_params kp = l->attn;

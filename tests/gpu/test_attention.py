@@ -200,6 +200,47 @@ def test_packed_v(d):
         assert torch.equal(out, auto), "kiln.attention(pack_v=True) differs from the caller's packing"
 
 
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_v_packed_in_kernel(d):
+    """pack_v=True: the kernels whose producer can pack V^T while they run (v_packed 2) do so into a work buffer (the
+    others get the pass first); bitwise equal to a V packed beforehand on a problem of many CTAs a head (the packers of
+    every CTA take chunks in the work order), causal and not, GQA 4:1, and on a varlen batch."""
+    require(d)
+    sm90_only()
+    torch.manual_seed(70 + d)
+    b, sq, sk, hq, hk = 2, 1500, 2100, 8, 2
+    qf, kf, vf, (dq, dk, dv) = make(b, sq, sk, hq, hk, d)
+    kw = dict(q_descale=dq, k_descale=dk, v_descale=dv)
+    packed = kiln.attention_pack_v(vf)
+    for causal in (False, True):
+        for _ in range(2):  # (a second call reuses nothing from the first: its flags start at 0 again)
+            fused = kiln.attention(qf, kf, vf, causal=causal, pack_v=True, **kw)
+            sep = kiln.attention(qf, kf, packed, causal=causal, **kw)
+            torch.cuda.synchronize()
+            assert torch.equal(fused, sep), f"d{d} causal={causal}: in-kernel packing differs from the pass"
+    lens_q, lens_k = [5, 700, 131], [7, 650, 1031]
+    q = torch.randn(sum(lens_q), hq, d, device="cuda")
+    k = torch.randn(sum(lens_k), hk, d, device="cuda")
+    v = torch.randn(sum(lens_k), hk, d, device="cuda") + 2.0
+    qf, kf, vf, (dq, dk, dv) = kiln.quantize_qkv(q[None], k[None], v[None], dtype=fp8_type())
+    qf, kf, vf = qf[0], kf[0], vf[0]
+    cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32, device="cuda")
+    kw = dict(q_descale=dq, k_descale=dk, v_descale=dv, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+              max_seqlen_q=max(lens_q), max_seqlen_k=max(lens_k))
+    for causal in (False, True):
+        fused = kiln.attention(qf, kf, vf, causal=causal, pack_v=True, **kw)
+        sep = kiln.attention(qf, kf, kiln.attention_pack_v(vf, cu_seqlens_k=cu_k, max_seqlen_k=max(lens_k)),
+                             causal=causal, **kw)
+        torch.cuda.synchronize()
+        assert torch.equal(fused, sep), f"varlen d{d} causal={causal}: in-kernel packing differs from the pass"
+        i = 2
+        q0, q1, k0, k1 = cu_q[i].item(), cu_q[i + 1].item(), cu_k[i].item(), cu_k[i + 1].item()
+        ref, _ = kiln.attention_reference(qf[None, q0:q1], kf[None, k0:k1], vf[None, k0:k1], q_descale=dq,
+                                          k_descale=dk, v_descale=dv, causal=causal)
+        kt.check(fused[q0:q1], ref[0], 5e-3, f"varlen in-kernel packing d{d} causal={causal}")
+
+
 def test_packed_v_varlen():
     """A varlen V packs per sequence (keys from 0), and the packed-V kernels read it: every sequence right."""
     require()

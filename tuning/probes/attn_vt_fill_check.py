@@ -28,7 +28,7 @@ for (b, sq, sk, hq, hk, d, causal) in cases:
         torch.cuda.synchronize()
         same = torch.equal(fused, sep)
         if not same: bad += 1
-    print(f"case b{b} sq{sq} sk{sk} h{hq}/{hk} d{d} causal{int(causal)}: {'same' if same else 'DIFF max %.3g' % (fused.float()-sep.float()).abs().max().item()}", flush=True)
+        print(f"case b{b} sq{sq} sk{sk} h{hq}/{hk} d{d} causal{int(causal)} rep {rep}: {'same' if same else 'DIFF max %.3g' % (fused.float()-sep.float()).abs().max().item()}", flush=True)
 # varlen
 cu_q = torch.tensor([0, 100, 357, 1000], dtype=torch.int32, device=dev); cu_k = torch.tensor([0, 64, 700, 901], dtype=torch.int32, device=dev)
 for d in (64, 128, 256):

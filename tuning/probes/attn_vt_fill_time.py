@@ -7,7 +7,8 @@ sys.path.insert(0, "runtime/python"); sys.path.insert(0, "bench")
 import kiln
 from bench_gemm import time_pair
 torch.manual_seed(0)
-for (b, h, s, d, causal) in [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (2, 8, 8192, 256, False), (2, 16, 8192, 64, False)]:
+for (b, h, s, d, causal) in [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (1, 16, 16384, 128, False), (1, 16, 16384, 128, True),
+                              (8, 16, 2048, 128, True), (2, 8, 8192, 256, False), (2, 16, 8192, 64, False)]:
     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     q8, k8, v8, (qd, kd, vd) = kiln.quantize_qkv(q, k, v)
     kw = dict(q_descale=qd, k_descale=kd, v_descale=vd, causal=causal)

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 6
+#define KILN_API_VERSION 7
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -261,9 +261,16 @@ typedef struct kiln_attn_problem {
                                * leave a varlen problem to the mma kernels. 0 unless varlen. */
     int fp8_p;                /* 0 or 1 (API 5): prefer kernels that requantize P to fp8 for P.V over those that keep
                                * it in f16 (a preference: an arch with one kind runs that kind) */
-    int v_packed;             /* 0 or 1 (API 6): args->v is V^T packed by kiln_attn_pack_v (f16; the v_stride_* fields
-                               * are then unused). Only the kernels that read a packed V^T take such a problem (sm90's
-                               * wgmma vpre kernels; NOT_SUPPORTED elsewhere), and only such problems take them */
+    int v_packed;             /* 0, 1 or 2. 1 (API 6): args->v is V^T packed by kiln_attn_pack_v (f16; the v_stride_*
+                               * fields are then unused). 2 (API 7): args->v is V as given (its strides apply) and the
+                               * kernel packs it into args->vt_work while it runs: the producer warpgroup's idle warps
+                               * pack key blocks in the order the work items read them and the TMA thread waits for
+                               * each block, so the pass overlaps the attention instead of running before it (no
+                               * second launch). Where the kernel cannot (three consumer warpgroups), its CTAs take
+                               * more than one wave, or seqlen_q > 8192 (the pass costs less there), kiln_attn_run
+                               * runs the pass into vt_work first. Only the kernels that read a packed V^T take 1 or 2
+                               * (sm90's wgmma vpre kernels; NOT_SUPPORTED elsewhere), and only such problems take
+                               * them */
 } kiln_attn_problem;
 
 typedef struct kiln_attn_args {
@@ -273,6 +280,8 @@ typedef struct kiln_attn_args {
     const int32_t *cu_seqlens_q, *cu_seqlens_k;   /* when varlen: batch + 1 int32 offsets each, on the device */
     const float *q_descale, *k_descale, *v_descale; /* per the descale mode, on the device */
     float softmax_scale;                          /* > 0, or 0 for 1 / sqrt(head_dim) */
+    void *vt_work;          /* v_packed 2 (API 7): 16-byte aligned device memory of kiln_attn_pack_v_size's bytes for */
+    size_t vt_work_bytes;   /*   that problem (V^T and the chunks' flags, which kiln_attn_run clears on the stream) */
 } kiln_attn_args;
 
 /* Packed strides, causal 0, no varlen, no lse, no descales. Sizes may be 0 (nothing to compute). */
@@ -296,7 +305,9 @@ kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_
  * where the problem is large enough (the pass reads V once and writes twice its bytes; kiln.attention in Python
  * decides so by itself).
  * kiln_attn_pack_v_size: the bytes of the packed V^T, batch * heads_kv * head_dim * round_up(seqlen_k, 8) * 2
- *   (layout [batch][heads_kv][head_dim][keys], f16; varlen: each sequence's keys from 0, seqlen_k the longest).
+ *   (layout [batch][heads_kv][head_dim][keys], f16; varlen: each sequence's keys from 0, seqlen_k the longest);
+ *   with p->v_packed = 2, those bytes (rounded up to 16) and 4 * (1 + batch * heads_kv * ceil(round_up(seqlen_k, 8)
+ *   / 64)) for the flags, the args->vt_work that kiln_attn_run needs.
  * kiln_attn_pack_v: packs V as p gives it (its V strides, varlen with cu_seqlens_k on the device, seqlen_k; the
  *   problem's v_packed is ignored) into vt (16-byte aligned device memory of at least that size) on the stream, with
  *   the packer of the kernel the problem with v_packed = 1 would select. Run then with v_packed = 1 and args->v = vt.

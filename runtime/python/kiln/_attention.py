@@ -262,6 +262,7 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
         p.total_q, p.total_k = q.shape[0], k.shape[0] if packed is not None else min(k.shape[0], v.shape[0])
     index = device_index(q.device)
     h = handle(index)
+    vt_work = None
     if packed is None and pack_v is not False and q.device.type == "cuda":
         if algo is not None:
             want = pack_v is True or "_VP1_" in (algo_in.name if hasattr(algo_in, "name") else algo_info(h, algo).name)
@@ -270,9 +271,14 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
         if want:
             p.v_packed = 1  # (as _packed_kernels asks the table)
             if pack_v is True or algo is not None or _packed_kernels(lib, h, p):
-                # (where the arch has no such kernel, kiln_attn_pack_v's KilnError says why)
-                packed = attention_pack_v(v, cu_seqlens_k=cu_seqlens_k if varlen else None, max_seqlen_k=sk)
-    p.v_packed = int(packed is not None)
+                # v_packed 2: the kernel packs V into a work buffer of V^T and its chunk flags while it runs, or
+                # kiln_attn_run runs the pass into it first where that is faster or the kernel cannot (where the
+                # arch has no such kernel, kiln_attn_run's KilnError says why).
+                p.v_packed = 2
+                nbytes = ctypes.c_size_t(0)
+                check(lib.kiln_attn_pack_v_size(ctypes.byref(p), ctypes.byref(nbytes)), "kiln_attn_pack_v_size")
+                vt_work = torch.empty(max(nbytes.value, 16), dtype=torch.uint8, device=q.device)
+    p.v_packed = 2 if vt_work is not None else int(packed is not None)
     a = kiln_attn_args()
     a.q, a.k, a.o = q.data_ptr(), k.data_ptr(), out.data_ptr()
     a.v = packed.data.data_ptr() if packed is not None else v.data_ptr()
@@ -282,6 +288,8 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     if mode != ScaleMode.NONE:
         a.q_descale, a.k_descale, a.v_descale = (x.data_ptr() for x, _ in descales)
     a.softmax_scale = scale
+    if vt_work is not None:
+        a.vt_work, a.vt_work_bytes = vt_work.data_ptr(), vt_work.numel()
     stream = _bind_stream()(index) if q.device.type == "cuda" else None
     algo_ptr = ctypes.byref(algo) if algo is not None else None
     check(lib.kiln_attn_run(h, ctypes.byref(p), algo_ptr, ctypes.byref(a), stream), "kiln_attn_run",

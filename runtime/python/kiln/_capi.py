@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 6  # KILN_API_VERSION this binding was written against
+API_VERSION = 7  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -159,7 +159,7 @@ class kiln_attn_problem(CheckedStructure):
         ("fp8_p", ctypes.c_int), ("v_packed", ctypes.c_int),
     ]
     _enums_ = {"qkv_type": DType, "o_type": DType, "descale": ScaleMode}
-    _flags_ = frozenset({"causal", "varlen", "has_lse", "fp8_p", "v_packed"})
+    _flags_ = frozenset({"causal", "varlen", "has_lse", "fp8_p"})  # (v_packed: 0, 1 or 2)
 
 
 class kiln_attn_args(CheckedStructure):
@@ -169,6 +169,7 @@ class kiln_attn_args(CheckedStructure):
         ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
         ("q_descale", ctypes.c_void_p), ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
         ("softmax_scale", ctypes.c_float),
+        ("vt_work", ctypes.c_void_p), ("vt_work_bytes", ctypes.c_size_t),
     ]
 
 
