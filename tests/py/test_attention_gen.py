@@ -201,13 +201,15 @@ def test_lds_formulas_follow_the_headers():
                            vpre=1)
     assert vp.lds_bytes == 128 * 256 + 3 * (64 * 256 + 256 * 64 * 2) + 8 * (1 + 4 * 3 + 2 + 1) + 1024
     assert vp.problems() == [] and vp.name == "Attn_F8B_D256_BM128_BN64_S3_SC1_PS0_PR0_FE0_SP0_PV16_VP1_PE0_WGMMA_SM90"
-    assert attn.table_row(vp)["v_packed"] == 1 and attn.table_row(wg)["v_packed"] == 0
+    # (two consumer warpgroups: the producer's idle warps can pack V^T while it runs, the table's v_packed 2)
+    assert attn.table_row(vp)["v_packed"] == 2 and attn.table_row(wg)["v_packed"] == 0
     assert attn.view(vp).pack == vp.name + "_pack" and attn.view(wg).pack == ""
     # pv 16 with psum: each f16 V^T stage has 8 more rows (of ones)
     ps = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 64, 192, 128, stages=3, pv=16, vpre=1,
                            psum=1, speculate=2)
     assert ps.lds_bytes == 192 * 64 + 3 * (128 * 64 + 72 * 128 * 2) + 8 * (1 + 4 * 3 + 2 + 1) + 1024
     assert ps.problems() == [] and ps.name == "Attn_F8B_D64_BM192_BN128_S3_SC0_PS1_PR0_FE0_SP2_PV16_VP1_PE0_WGMMA_SM90"
+    assert attn.table_row(ps)["v_packed"] == 1  # three consumers: V^T packed beforehand only
     # speculate: the header's SPEC and PMAX constants; f16 P only
     consts = dict(attn._wgmma_constants(ps))
     assert consts["SPEC"] == 1 and consts["PMAX"] == 1
