@@ -1,6 +1,6 @@
-"""V^T packed by the attention kernel itself (tuning/patches/attn_vt_fill.patch, v_packed 2) against the separate
-pass: bitwise-equal outputs on odd shapes (GQA, causal sq != sk, varlen); timing is attn_vt_fill_time.py's. Apply
-the patch, build the library, then on the GPU machine:
+"""kiln.attention with v_packed 2 (V^T packed by the kernel itself where the kernel and the problem allow it, else the
+pass into its work buffer) against the separate pass: bitwise-equal outputs on odd shapes (GQA, causal sq != sk,
+varlen); timing is attn_vt_fill_time.py's. On the GPU machine:
     KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_vt_fill_check.py
 """
 import sys, torch

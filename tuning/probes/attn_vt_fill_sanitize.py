@@ -1,5 +1,5 @@
-"""Small problems through kiln.attention with the kernel packing V itself (v_packed 2, where the kernel and the problem allow it), for compute-sanitizer
-(memcheck, racecheck) on the GPU machine; equal to the separate pass or exits non-zero:
+"""Small problems through kiln.attention with the kernel packing V itself (v_packed 2, where the kernel and the
+problem allow it), for compute-sanitizer (memcheck, racecheck) on the GPU machine; equal to the separate pass or exits non-zero:
     compute-sanitizer --tool racecheck python3 tuning/probes/attn_vt_fill_sanitize.py
 """
 import sys, torch
