@@ -131,7 +131,10 @@ def test_sm90_packed_v_takes_its_own_kernels(lib, d, qkv, o):
         buf = ctypes.create_string_buffer(1 << 15)
         assert lib.kiln_attn_explain(h, ctypes.byref(problem(lib, qkv=qkv, o=o, d=d, v_packed=1)), buf, len(buf)) == 0
         text = buf.value.decode()
-        assert "V packed by kiln_attn_pack_v (v_packed)" in text and "rejected: reads V as given" in text, text
+        assert "V packed by kiln_attn_pack_v (v_packed 1)" in text and "rejected: reads V as given" in text, text
+        # v_packed = 2 (the kernel packs V, or the pass into the work buffer first): the same kernels
+        st, fill, text2 = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=2), k=32)
+        assert st == Status.SUCCESS and fill == packed, (fill, packed, text2)
         # short sequences: the 64-row packed kernel first (more workgroups), as for V as given
         st, short, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, b=1, hq=2, hk=2, sq=100, sk=100, v_packed=1))
         assert st == Status.SUCCESS and "BM64" in short[0], short
