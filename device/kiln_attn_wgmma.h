@@ -546,9 +546,9 @@ template <class C> struct AttnWgmma {
             }
         }
     }
-    // vt_fill: whether kv head hk (b * heads_kv + kvh) has all its chunks packed (one acquire an item: the packers
-    // run ahead of the items after the first ones); where not, the TMA thread waits for V^T's chunks of keys k0 ..
-    // k0 + BN - 1 before each tile's load.
+    // vt_fill: whether kv head hk (b * heads_kv + kvh) has all its chunks packed (one acquire a tile until it has;
+    // the packers run ahead of the items after the first ones); where not, the TMA thread waits for V^T's chunks of
+    // keys k0 .. k0 + BN - 1 before the tile's load.
     KILN_DEVICE static bool vt_head_done(const kiln_attn_params &p, int hk) {
         return sm90::ld_acquire_gpu(p.vt_sync + 1 + hk) >= (int)((p.vt_keys + 63) / 64);
     }

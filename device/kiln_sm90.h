@@ -122,22 +122,10 @@ KILN_DEVICE void st_release_gpu(int32_t *p, int v) {
 KILN_DEVICE void red_release_gpu_add(int32_t *p, int v) {
     asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
-// A 32-bit global load through the read-only (non-coherent) path: for data no thread of the kernel writes.
-KILN_DEVICE uint32_t ldg_nc_u32(const void *p) {
-    uint32_t v;
-    asm("ld.global.nc.b32 %0, [%1];\n" : "=r"(v) : "l"(p));
-    return v;
-}
-// An 8-byte global load through the read-only path.
+// An 8-byte global load through the read-only (non-coherent) path: for data no thread of the kernel writes.
 KILN_DEVICE uint2 ldg_nc_v2(const void *p) {
     uint2 v;
     asm("ld.global.nc.v2.b32 {%0, %1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "l"(p));
-    return v;
-}
-// A 16-byte global load through the read-only path.
-KILN_DEVICE uint4 ldg_nc_v4(const void *p) {
-    uint4 v;
-    asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
 KILN_DEVICE void sts_u32(uint32_t addr, uint32_t v) {

@@ -59,10 +59,11 @@ typedef struct kiln_attn_params {
     /* The V^T that a vpre kernel packs while it runs (kiln.h, v_packed 2): NULL = V^T comes packed (the v map's) or
      * the kernel reads V as given. Else the producer warps other than the TMA thread's pack v (with the v strides and,
      * varlen, cu_seqlens_k) into vt_fill as kiln_attn_pack_params describes, 64 keys x head_dim a chunk, chunks taken
-     * from vt_sync[0] in the work order's (kv head section, key block, kv head) order; each sets vt_sync[1 + chunk]
-     * (chunk = (b * heads_kv + kv head) * ceil(vt_keys / 64) + key block) to 1 with release semantics once written,
-     * and the TMA thread waits for the chunks of a V^T tile (acquire) before it loads the tile. vt_sync: 1 + batch *
-     * heads_kv * ceil(vt_keys / 64) int32, zero at launch (the runtime clears it). */
+     * from vt_sync[0] in the work order's (kv head section, key block, kv head) order. vt_sync, int32, zero at launch
+     * (the runtime clears it): [0] the claim counter; [1 + hk] (hk = b * heads_kv + kv head) kv head hk's chunks done;
+     * then one flag a chunk ([1 + batch * heads_kv + hk * ceil(vt_keys / 64) + key block]), set to 1 with release
+     * semantics once written. The TMA thread waits for the flags of a V^T tile (acquire) before it loads the tile,
+     * until its kv head's count is complete. */
     uint16_t *vt_fill;
     int32_t *vt_sync;
     int64_t vt_keys;              /* with vt_fill: V^T's row length (seqlen_k rounded up to 8) */
