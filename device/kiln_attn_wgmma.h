@@ -749,13 +749,17 @@ template <class C> struct AttnWgmma {
         float m[2], l[2];
     };
 
-    // S = Q K^T of one tile (committed as one wgmma group, not waited for).
-    KILN_DEVICE static void issue_s(float (&s)[BN / 2], uint32_t q_base, uint32_t k_base) {
+    // S = Q K^T of one tile (committed as one wgmma group, not waited for). dq: the descriptor of the consumer's Q
+    // rows (desc_sw of their address). Each k step's descriptors are the tile's base descriptors plus a constant
+    // (desc_add: one add, where rebuilding each from its address took four or five uniform instructions ahead of
+    // every wgmma).
+    KILN_DEVICE static void issue_s(float (&s)[BN / 2], uint64_t dq, uint32_t k_base) {
+        const uint64_t dk = sm90::desc_sw<RB>(k_base);
 #pragma unroll
         for (int ks = 0; ks < KSTEPS; ++ks) {
             const int pnl = (32 * ks) / RB, cb = (32 * ks) % RB;
-            WgSS<BN, T8, T8>::run(s, sm90::desc_sw<RB>(q_base + pnl * BM * RB + cb),
-                                  sm90::desc_sw<RB>(k_base + pnl * BN * RB + cb), ks > 0);
+            WgSS<BN, T8, T8>::run(s, sm90::desc_add(dq, pnl * BM * RB + cb), sm90::desc_add(dk, pnl * BN * RB + cb),
+                                  ks > 0);
         }
         sm90::wgmma_commit();
     }
@@ -764,15 +768,17 @@ template <class C> struct AttnWgmma {
     // accumulators, a fresh sum on the first tile of each group of PROMOTE tiles.
     KILN_DEVICE static void issue_pv(float (&o)[NO / 2], const uint32_t (&pa)[PV_STEPS][4], uint32_t vt_base, int j) {
         const bool fresh = PROMOTE && j % GROUP == 0;
+        // (the tile's base descriptor once, each k step's as a constant added to it, as in issue_s)
+        const uint64_t dv = PV16 && !VPRE ? sm90::desc_mn128(vt_base, V16_PANEL)
+                                          : PV16 ? sm90::desc_sw<128>(vt_base) : sm90::desc_sw<RBV>(vt_base);
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; ++kk) {
             if constexpr (PV16 && !VPRE)  // k16 step kk: keys 16 kk .., two 8-key groups of 1 KB into each panel
-                WgRS16<NO, 1>::run(o, pa[kk], sm90::desc_mn128(vt_base + 2048 * kk, V16_PANEL), kk > 0 || !fresh);
+                WgRS16<NO, 1>::run(o, pa[kk], sm90::desc_add(dv, 2048 * kk), kk > 0 || !fresh);
             else if constexpr (PV16)  // k16 step kk: keys 16 kk .., 32 bytes into the rows of V^T panel kk / 4
-                WgRS16<NO>::run(o, pa[kk], sm90::desc_sw<128>(vt_base + (kk / 4) * VT_PANEL + 32 * (kk % 4)),
-                                kk > 0 || !fresh);
+                WgRS16<NO>::run(o, pa[kk], sm90::desc_add(dv, (kk / 4) * VT_PANEL + 32 * (kk % 4)), kk > 0 || !fresh);
             else
-                WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_sw<RBV>(vt_base + 32 * kk), kk > 0 || !fresh);
+                WgRS<NO, kiln_e4m3, T8>::run(o, pa[kk], sm90::desc_add(dv, 32 * kk), kk > 0 || !fresh);
         }
         sm90::wgmma_commit();
     }
@@ -1045,7 +1051,7 @@ template <class C> struct AttnWgmma {
         float o[NO / 2], ot[NO / 2], s[BN / 2], corr[2];
         float(&acc)[NO / 2] = PROMOTE ? ot : o;  // P V's accumulators
         uint32_t pa[PV_STEPS][4];
-        const uint32_t q_base = smem_addr(smem + OFF_Q) + 64 * cw * RB;
+        const uint64_t q_desc = sm90::desc_sw<RB>(smem_addr(smem + OFF_Q) + 64 * cw * RB);
         // Ring slots and phases follow the load order t = t0 + j (t0 = tb + pass * n_tiles); tile j's keys are j * BN...
         int t0 = tb;
         auto slot = [&](int j) { return (t0 + j) % ST; };
@@ -1094,7 +1100,7 @@ template <class C> struct AttnWgmma {
                     const uint32_t ph = phase(j);
                     sm90::mbar_wait(bars.kfull(slot(j)), ph);
                     sm90::wgmma_fence();
-                    issue_s(s, q_base, k_base(j));
+                    issue_s(s, q_desc, k_base(j));
                     sm90::wgmma_wait<0>();  // S of tile j, and P V of tile j - 1
                     sm90::fence_regs(s);
                     sm90::fence_regs(o);
@@ -1133,7 +1139,7 @@ template <class C> struct AttnWgmma {
                 sm90::mbar_wait(bars.kfull(slot(0)), phase(0));
                 turn_begin();
                 sm90::wgmma_fence();
-                issue_s(s, q_base, k_base(0));
+                issue_s(s, q_desc, k_base(0));
                 turn_end();
                 sm90::wgmma_wait<0>();
                 sm90::fence_regs(s);
@@ -1150,7 +1156,7 @@ template <class C> struct AttnWgmma {
                     sm90::mbar_wait(bars.vtfull(slot(j - 1)), phase(j - 1));
                     turn_begin();
                     sm90::wgmma_fence();
-                    issue_s(s, q_base, k_base(j));
+                    issue_s(s, q_desc, k_base(j));
                     issue_pv(acc, cur, vt_base(j - 1), j - 1);
                     turn_end();
                     sm90::wgmma_wait<1>();  // S(j) done; P V(j - 1) may still run
