@@ -5,7 +5,8 @@ of head dim 64 shapes (fused / pass + kernel / packed once). argv[1]: check | sa
 import sys, torch
 sys.path.insert(0, "runtime/python"); sys.path.insert(0, "bench")
 import kiln
-from bench_gemm import time_pair
+sys.path.insert(0, "tuning/probes")
+from attn_vt_fill_time import time_shapes
 mode = sys.argv[1]
 torch.manual_seed(0)
 K192 = kiln.algo_by_name("Attn_F8B_D64_BM192_BN128_S3_SC0_PS1_PR0_FE0_SP2_PV16_VP1_PE1_WGMMA_SM90")
@@ -37,18 +38,5 @@ if mode in ("check", "sanitize"):
         print(f"varlen causal {int(causal)}: {'same' if same else 'DIFF'}", flush=True)
     print(f"EQUALITY: {bad} mismatches", flush=True)
     sys.exit(1 if bad else 0)
-for (b, h, s, d, causal) in [(2, 16, 8192, 64, False), (2, 16, 8192, 64, True), (1, 32, 8192, 64, False),
-                              (4, 16, 4096, 64, False), (4, 16, 4096, 64, True), (8, 16, 2048, 64, True), (1, 16, 16384, 64, False)]:
-    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    q8, k8, v8, (qd, kd, vd) = kiln.quantize_qkv(q, k, v)
-    kw = dict(q_descale=qd, k_descale=kd, v_descale=vd, causal=causal)
-    fl = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
-    pv = kiln.attention_pack_v(v8)
-    fa = lambda _: kiln.attention(q8, k8, v8, pack_v=True, **kw)
-    fb = lambda _: kiln.attention(q8, k8, kiln.attention_pack_v(v8), **kw)
-    fc = lambda _: kiln.attention(q8, k8, pv, **kw)
-    same = torch.equal(fa(0), fc(0))
-    ta, tb = time_pair(fa, fb, [None], 3, 40, 2.0)
-    tc, _ = time_pair(fc, fb, [None], 3, 40, 2.0)
-    r = [fl / t["median_ms"] / 1e9 for t in (ta, tb, tc)]
-    print("%-22s fused %7.1f  pass+kernel %7.1f  packed-once %7.1f  fused/pass %.3f same %s" % (f"{b}x{h}x{s}x{d}{' c' if causal else ''}", *r, r[0] / r[1], same), flush=True)
+time_shapes("bm192", [(2, 16, 8192, 64, False), (2, 16, 8192, 64, True), (1, 32, 8192, 64, False), (4, 16, 4096, 64, False),
+                      (4, 16, 4096, 64, True), (8, 16, 2048, 64, True), (1, 16, 16384, 64, False)])
