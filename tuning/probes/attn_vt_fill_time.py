@@ -1,6 +1,6 @@
-"""TFLOP/s of kiln.attention with v_packed 2 (pack_v=True: the kernel packs V itself where the
-kernel and the problem allow it, kiln_attn_run's rules), with
-the separate pass, and with V packed once, timed in alternating blocks (bench_gemm.time_pair):
+"""TFLOP/s of kiln.attention with v_packed 2 (pack_v=True: the kernel packs V itself where the kernel and the problem
+allow it, kiln_attn_run's rules), with the separate pass, and with V packed once, timed in alternating blocks
+(bench_gemm.time_pair):
     KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_vt_fill_time.py <label>
 """
 import sys, torch
