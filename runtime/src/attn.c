@@ -224,18 +224,45 @@ static int matches(const kiln_attn_solution *s, kiln_arch_id arch, const kiln_at
            (s->v_packed != 0) == (p->v_packed != 0);
 }
 
-/* P's precision first: the solutions whose P has the bits the problem asks for (f16 unless fp8_p, see kiln.h) come
- * before the others (2 outweighs the rest of the key, which stays under 1 + 1e-9). Then the solutions whose
- * workgroups fill the device (at least one per SM) keep the table's (YAML's) order, which puts the larger, more
- * efficient tiles first; the ones that leave SMs idle come after, the most workgroups first (small problems: smaller
- * tiles put more SMs to work). Between equal keys the wgmma family (TMA-fed, warp-specialized: about 3x the mma
- * family's rate on sm_90a) goes first. */
+/* A workgroup's time in the selection's model: a fixed part plus a part per query row, in units of query rows. The
+ * fixed part (prologue, the first K/V loads and the pipeline's fill, the epilogue; a one-consumer workgroup also hides
+ * less latency) is worth ATTN_BLOCK_FIXED_ROWS rows. Fitted to the H200 (tuning/results/probe_attn_small_picks_h200.txt,
+ * problems of many waves): per query row a 64-row workgroup takes 1.35-1.75x and a 192-row one 0.85x the time of a
+ * 128-row one; the model gives 1.43x and 0.86x. */
+#define ATTN_BLOCK_FIXED_ROWS 96.0
+/* The rate of the mma family against the wgmma family's on sm_90a (about a third; docs/attention.md). */
+#define ATTN_MMA_ON_SM90_SLOWDOWN 3.0
+
+static double attn_blocks(const kiln_attn_solution *s, const kiln_attn_problem *p)
+{
+    return ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
+}
+
+/* The selection's estimate of a kernel's time: the waves of its workgroups (one a SM: every attention kernel's
+ * registers or shared memory allow no second; the persistent ones launch at most one a SM and take
+ * ceil(blocks / SMs) items each) times a workgroup's time. Where the largest tiles fill the device this keeps them
+ * (a 64-row kernel has twice the waves); a problem of at most half a wave of 128-row workgroups goes to the 64-row
+ * kernels, and between those halves the 128-row kernel's one wave beats the 64-row kernel's two (4 x 8 x 512 x 64,
+ * H200: 180 against 134 TFLOP/s, causal 89 against 68). */
+static double attn_estimate(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
+{
+    const double waves = ceil(attn_blocks(s, p) / (sms > 0 ? sms : 1));
+    const double family = s->family == KILN_FAMILY_MMA && s->arch == KILN_ARCH_SM90 ? ATTN_MMA_ON_SM90_SLOWDOWN : 1.0;
+    return waves * (s->bm + ATTN_BLOCK_FIXED_ROWS) * family;
+}
+
+/* Sort key, smaller first. P's precision first: the solutions whose P has the bits the problem asks for (f16 unless
+ * fp8_p, see kiln.h) come before the others. Then the estimate above; equal estimates keep the table's (YAML's)
+ * order, which puts the more efficient kernels first, and between equal estimates the wgmma family (TMA-fed,
+ * warp-specialized) goes before the mma family. */
 static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
 {
-    double blocks = ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
-    double family = s->family == KILN_FAMILY_WGMMA ? 0.0 : 1e-9;
-    double precision = (s->p_bits == 8) == (p->fp8_p != 0) ? 0.0 : 2.0;
-    return precision + (blocks >= sms ? 0.0 : 1.0 / (1.0 + blocks)) + family;
+    const double precision = (s->p_bits == 8) == (p->fp8_p != 0) ? 0.0 : 1.0;
+    const double family = s->family == KILN_FAMILY_WGMMA ? 0.0 : 1e-9;
+    const double est = attn_estimate(s, p, sms);
+    /* log2 keeps the estimates' order; it stays under 64 (the grid limits bound the workgroups), so a difference in
+     * precision (256) outweighs any difference in it */
+    return 256.0 * precision + log2(est) * (1.0 + family);
 }
 
 /* NULL when the wgmma family can take the problem, else why not: its tensor maps are 4-D {head_dim, heads, seqlen,
@@ -336,9 +363,9 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
             at--;
         }
         key[at] = k, idx[at] = i;
-        const double blocks = ceil((double)p->seqlen_q / s->bm) * (double)p->heads_q * (double)p->batch;
-        say(tx, "  [%d] %s: accepted, P in %d bits, %.0f workgroups (%s %d SMs)\n", i, s->name, s->p_bits, blocks,
-            blocks >= sms ? "fill" : "under", sms);
+        const double blocks = attn_blocks(s, p);
+        say(tx, "  [%d] %s: accepted, P in %d bits, %.0f workgroups (%.0f waves on %d SMs), estimate %.0f\n", i,
+            s->name, s->p_bits, blocks, ceil(blocks / sms), sms, attn_estimate(s, p, sms));
     }
     for (int i = 0; i < n && i < max_out; i++)
         out[(*count)++] = idx[i];

@@ -118,11 +118,12 @@ def test_sm90_p_precision(lib, d):
 @pytest.mark.parametrize("qkv,o", [(DType.E4M3, DType.BF16), (DType.E5M2, DType.F16)])
 def test_sm90_packed_v_takes_its_own_kernels(lib, d, qkv, o):
     """v_packed = 1: the vpre kernels of the table and only them (every bm, so short problems still fill the device;
-    head dim 64 has three consumers' bm 192 first); v_packed = 0: none of them. Explain says why each other kernel was
-    left out."""
+    on a long problem head dim 64 has three consumers' bm 192 first); v_packed = 0: none of them. Explain says why each
+    other kernel was left out."""
     try:
         h = on_arch("sm90")
-        st, packed, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=1), k=32)
+        long_ = dict(sq=8192, sk=8192)
+        st, packed, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=1, **long_), k=32)
         assert st == Status.SUCCESS, text
         assert all("_PV16_VP1_PE" in n and n.endswith("_WGMMA_SM90") for n in packed), packed
         assert [n.split("_")[3] for n in packed] == (["BM192", "BM128", "BM64"] if d == 64 else ["BM128", "BM64"]), packed
@@ -133,11 +134,37 @@ def test_sm90_packed_v_takes_its_own_kernels(lib, d, qkv, o):
         text = buf.value.decode()
         assert "V packed by kiln_attn_pack_v (v_packed 1)" in text and "rejected: reads V as given" in text, text
         # v_packed = 2 (the kernel packs V, or the pass into the work buffer first): the same kernels
-        st, fill, text2 = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=2), k=32)
+        st, fill, text2 = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, v_packed=2, **long_), k=32)
         assert st == Status.SUCCESS and fill == packed, (fill, packed, text2)
         # short sequences: the 64-row packed kernel first (more workgroups), as for V as given
         st, short, text = query(lib, h, problem(lib, qkv=qkv, o=o, d=d, b=1, hq=2, hk=2, sq=100, sk=100, v_packed=1))
         assert st == Status.SUCCESS and "BM64" in short[0], short
+    finally:
+        kiln.close()
+
+
+# (batch, heads, seqlen, head dim, v_packed) -> the first kernel's rows per workgroup on a 132-SM device (no device
+# here: KILN_MODEL_DEFAULT_SMS). The estimate is waves x (rows + a fixed part): the 64-row kernels only where 128-row
+# workgroups would fill at most half a wave, 128-row ones where a wave of them beats two of 64 rows (4 x 8 x 512: 128
+# workgroups; H200, tuning/results/probe_attn_small_picks_h200.txt: 180 against 134 TFLOP/s), and at head dim 64 the
+# 192-row kernel only where it saves a wave.
+@pytest.mark.parametrize("b,hq,s,d,vp,bm", [
+    (1, 8, 512, 64, 0, "BM64"), (1, 16, 512, 64, 0, "BM64"), (4, 8, 512, 64, 0, "BM128"), (8, 8, 512, 64, 0, "BM128"),
+    (2, 8, 512, 128, 0, "BM64"), (4, 8, 512, 128, 0, "BM128"), (16, 16, 1024, 128, 0, "BM128"),
+    (1, 4, 2176, 128, 0, "BM128"), (1, 4, 2048, 128, 0, "BM64"), (4, 32, 4096, 128, 1, "BM128"),
+    (2, 16, 8192, 64, 1, "BM192"), (8, 16, 2048, 64, 1, "BM192"), (2, 16, 1024, 64, 1, "BM128"),
+    (1, 8, 512, 256, 0, "BM64"), (2, 8, 8192, 256, 1, "BM128"),
+])
+def test_sm90_selection_counts_waves(lib, b, hq, s, d, vp, bm):
+    try:
+        h = on_arch("sm90")
+        st, names, text = query(lib, h, problem(lib, b=b, hq=hq, hk=hq, sq=s, sk=s, d=d, v_packed=vp), k=32)
+        assert st == Status.SUCCESS, text
+        assert names[0].split("_")[3] == bm, names
+        buf = ctypes.create_string_buffer(1 << 15)
+        p = problem(lib, b=b, hq=hq, hk=hq, sq=s, sk=s, d=d, v_packed=vp)
+        assert lib.kiln_attn_explain(h, ctypes.byref(p), buf, len(buf)) == 0
+        assert "waves on 132 SMs), estimate" in buf.value.decode(), buf.value.decode()
     finally:
         kiln.close()
 
