@@ -1,7 +1,7 @@
 """Token tiles of 192 and 256 for the weight-only kernel at mid M (100-1024 tokens): each forced by name against
 kiln.mixed_mm's pick and cuBLAS f16 (F.linear with the f16 weights), checked against F.linear first. The kernels come
-from a probe logic (solutions/sm90/probe_mixed_wide.yaml in the probe's tree, not shipped); f16 x e4m3 -> f16, scale
-per output channel, bias; weights rotated through >= 192 MB.
+from the probe logic tuning/probes/sm90_mixed_wide.yaml (not shipped; its header says how to build them); f16 x e4m3
+-> f16, scale per output channel, bias; weights rotated through >= 192 MB.
     KILN_LIBRARY=<libkiln.so with the probe logic> python3 tuning/probes/mixed_wide.py"""
 import math
 import sys
