@@ -19,6 +19,20 @@ SIZES = [(m, n, k) for (n, k) in [(4096, 4096), (12288, 4096), (11008, 4096), (4
          for m in (2, 4, 8, 24, 40, 100, 200)] + [(m, 12288, 4096) for m in (384, 700, 1500, 3000)]
 
 
+def weight_sets(m, n, k, total_bytes=192e6):
+    """Input sets of one size: activations, per-channel e4m3 weights prepacked, their scales, a bias and the f16
+    weights cuBLAS reads, as many copies as make total_bytes of fp8 weights (at least two)."""
+    sets = []
+    for _ in range(max(2, math.ceil(total_bytes / (n * k)))):
+        w = torch.randn(n, k, device="cuda", dtype=torch.float16) / k ** 0.5
+        sc = w.abs().amax(dim=1).float() / 448.0
+        wq = (w / sc[:, None].half()).to(torch.float8_e4m3fn)
+        sets.append({"x": torch.randn(m, k, device="cuda", dtype=torch.float16), "packed": kiln.prepack_b(wq.t()),
+                     "scale": sc, "bias": torch.randn(n, device="cuda", dtype=torch.float16),
+                     "w16": (wq.half() * sc[:, None].half()).contiguous()})
+    return sets
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=10)
@@ -27,15 +41,7 @@ def main():
     ratios, picks = [], []
     for (m, n, k) in SIZES:
         torch.manual_seed(m + n + k)
-        copies = max(2, math.ceil(192e6 / (n * k)))
-        sets = []
-        for _ in range(copies):
-            w = torch.randn(n, k, device="cuda", dtype=torch.float16) / k ** 0.5
-            sc = w.abs().amax(dim=1).float() / 448.0
-            wq = (w / sc[:, None].half()).to(torch.float8_e4m3fn)
-            sets.append({"x": torch.randn(m, k, device="cuda", dtype=torch.float16), "packed": kiln.prepack_b(wq.t()),
-                         "scale": sc, "bias": torch.randn(n, device="cuda", dtype=torch.float16),
-                         "w16": (wq.half() * sc[:, None].half()).contiguous()})
+        sets = weight_sets(m, n, k)
         out = torch.empty(m, n, device="cuda", dtype=torch.float16)
         s0 = sets[0]
         cands = kiln.query(kiln.mixed_mm, s0["x"], s0["packed"], scale_b=s0["scale"], bias=s0["bias"], out=out,

@@ -12,6 +12,7 @@ sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
 import kiln  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
+from mixed_picks import weight_sets  # noqa: E402  (tuning/probes, the script's directory)
 
 TAIL = "_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK{pk}_PR0_MC0_WGMMA_SM90"
 WIDE = ["MT256x64x128_WG1x1_MI64x256x16_PGR1", "MT256x128x128_WG1x2_MI64x256x16_PGR1",
@@ -23,14 +24,7 @@ SIZES = [(m, n, k) for (n, k) in [(4096, 4096), (12288, 4096), (4096, 11008), (8
 best_ratio = []
 for (m, n, k) in SIZES:
     torch.manual_seed(m + n + k)
-    sets = []
-    for _ in range(max(2, math.ceil(192e6 / (n * k)))):
-        w = torch.randn(n, k, device="cuda", dtype=torch.float16) / k ** 0.5
-        sc = w.abs().amax(dim=1).float() / 448.0
-        wq = (w / sc[:, None].half()).to(torch.float8_e4m3fn)
-        sets.append({"x": torch.randn(m, k, device="cuda", dtype=torch.float16), "packed": kiln.prepack_b(wq.t()),
-                     "scale": sc, "bias": torch.randn(n, device="cuda", dtype=torch.float16),
-                     "w16": (wq.half() * sc[:, None].half()).contiguous()})
+    sets = weight_sets(m, n, k)
     out = torch.empty(m, n, device="cuda", dtype=torch.float16)
     s0 = sets[0]
     ref = torch.nn.functional.linear(s0["x"], s0["w16"], s0["bias"]).float()
