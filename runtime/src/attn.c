@@ -246,23 +246,20 @@ static double attn_blocks(const kiln_attn_solution *s, const kiln_attn_problem *
  * H200: 180 against 134 TFLOP/s, causal 89 against 68). */
 static double attn_estimate(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
 {
-    const double waves = ceil(attn_blocks(s, p) / (sms > 0 ? sms : 1));
+    const double waves = ceil(attn_blocks(s, p) / sms);
     const double family = s->family == KILN_FAMILY_MMA && s->arch == KILN_ARCH_SM90 ? ATTN_MMA_ON_SM90_SLOWDOWN : 1.0;
     return waves * (s->bm + ATTN_BLOCK_FIXED_ROWS) * family;
 }
 
-/* Sort key, smaller first. P's precision first: the solutions whose P has the bits the problem asks for (f16 unless
- * fp8_p, see kiln.h) come before the others. Then the estimate above; equal estimates keep the table's (YAML's)
- * order, which puts the more efficient kernels first, and between equal estimates the wgmma family (TMA-fed,
- * warp-specialized) goes before the mma family. */
-static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
+/* Sort key of a candidate with estimate est, smaller first. P's precision first: the solutions whose P has the bits
+ * the problem asks for (f16 unless fp8_p, see kiln.h) come before the others. Then the estimate (the mma family's
+ * slower rate on sm_90a is in it); equal estimates keep the table's (YAML's) order, which puts the more efficient
+ * kernels first. log2 keeps the estimates' order and stays under 64 (the grid limits bound the workgroups), so a
+ * difference in precision (256) outweighs any difference in it. */
+static double rank_key(const kiln_attn_solution *s, const kiln_attn_problem *p, double est)
 {
     const double precision = (s->p_bits == 8) == (p->fp8_p != 0) ? 0.0 : 1.0;
-    const double family = s->family == KILN_FAMILY_WGMMA ? 0.0 : 1e-9;
-    const double est = attn_estimate(s, p, sms);
-    /* log2 keeps the estimates' order; it stays under 64 (the grid limits bound the workgroups), so a difference in
-     * precision (256) outweighs any difference in it */
-    return 256.0 * precision + log2(est) * (1.0 + family);
+    return 256.0 * precision + log2(est);
 }
 
 /* NULL when the wgmma family can take the problem, else why not: its tensor maps are 4-D {head_dim, heads, seqlen,
@@ -356,7 +353,8 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
             say(tx, "  [%d] %s: rejected: no code object in this library\n", i, s->name);
             continue;
         }
-        double k = rank_key(s, p, sms);
+        const double est = attn_estimate(s, p, sms);
+        double k = rank_key(s, p, est);
         int at = n++;
         while (at > 0 && key[at - 1] > k) { /* stable: table (YAML) order among equal keys */
             key[at] = key[at - 1], idx[at] = idx[at - 1];
@@ -365,7 +363,7 @@ static kiln_status select_attn(kiln_handle h, const kiln_attn_problem *p, int *o
         key[at] = k, idx[at] = i;
         const double blocks = attn_blocks(s, p);
         say(tx, "  [%d] %s: accepted, P in %d bits, %.0f workgroups (%.0f waves on %d SMs), estimate %.0f\n", i,
-            s->name, s->p_bits, blocks, ceil(blocks / sms), sms, attn_estimate(s, p, sms));
+            s->name, s->p_bits, blocks, ceil(blocks / sms), sms, est);
     }
     for (int i = 0; i < n && i < max_out; i++)
         out[(*count)++] = idx[i];

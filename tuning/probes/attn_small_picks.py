@@ -10,6 +10,7 @@ import torch
 sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
 import kiln  # noqa: E402
+from bench_attn import sdpa  # noqa: E402  (torch SDPA with one backend)
 from bench_gemm import time_fn  # noqa: E402
 
 SHAPES = [(1, 8, 512, 64, False), (1, 8, 512, 64, True), (4, 8, 512, 64, True), (4, 8, 512, 64, False),
@@ -29,12 +30,6 @@ def names(d):
     return [n for n in found if "PV8" not in n]  # f16 P: the recipe the default takes
 
 
-def sdpa(q, k, v, causal):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-
 for (b, h, s, d, causal) in SHAPES:
     torch.manual_seed(s + d + b)
     x = [torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
@@ -45,14 +40,15 @@ for (b, h, s, d, causal) in SHAPES:
     tf = lambda f: fl / time_fn(f, [None], 5, 300, 0.3)["median_ms"] / 1e9  # noqa: E731
     qt, kt, vt = (t.transpose(1, 2).contiguous() for t in x)
     label = f"{b}x{h}x{s}x{d}{'c' if causal else ''}"
-    res = [("cudnn", tf(lambda _: sdpa(qt, kt, vt, causal))), ("default", tf(lambda _: kiln.attention(q8, k8, v8, **kw)))]
+    res = [("cudnn", tf(lambda _: sdpa(qt, kt, vt, causal, "cudnn"))),
+           ("default", tf(lambda _: kiln.attention(q8, k8, v8, **kw)))]
     for n in names(d):
         try:
             a = kiln.algo_by_name(n)
             vp = "_VP1_" in n
             res.append((n.replace("Attn_F8B_", "").replace("_WGMMA_SM90", "").replace("_SM90", ""),
                         tf(lambda _: kiln.attention(q8, k8, v8, algo=a, pack_v=vp, **kw))))
-        except Exception as exc:  # noqa: BLE001 - a kernel that does not take the problem
+        except Exception:  # noqa: BLE001 - a kernel that does not take the problem
             res.append((n[9:40], float("nan")))
     best = max((r for r in res[2:] if r[1] == r[1]), key=lambda r: r[1])
     print(f"{label:16s} cudnn {res[0][1]:6.1f} default {res[1][1]:6.1f} best {best[1]:6.1f} {best[0]}", flush=True)

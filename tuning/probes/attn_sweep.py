@@ -13,6 +13,7 @@ import torch
 sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
 import kiln  # noqa: E402
+from bench_attn import sdpa  # noqa: E402  (torch SDPA with one backend)
 from bench_gemm import time_pair  # noqa: E402
 
 # (batch, heads_q, heads_kv, seqlen, head_dim, causal)
@@ -37,12 +38,6 @@ def cls(s, d, causal):
     return f"hd{d}"
 
 
-def sdpa(q, k, v, causal):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget-s", type=float, default=0.6)
@@ -65,7 +60,8 @@ def main():
         fl = 4.0 * b * hq * s * s * d * (0.5 if causal else 1.0)
         label = f"{b}x{hq}/{hk}x{s}x{d}{' causal' if causal else ''}"
         try:
-            tk, tc = time_pair(lambda _: kiln.attention(q8, k8, v8, **kw), lambda _: sdpa(qt, kt, vt, causal), [None],
+            tk, tc = time_pair(lambda _: kiln.attention(q8, k8, v8, **kw),
+                               lambda _: sdpa(qt, kt, vt, causal, "cudnn"), [None],
                                5, 200, 2 * args.budget_s)
         except Exception as exc:  # noqa: BLE001
             print(f"{label:28s} error {type(exc).__name__}: {str(exc)[:120]}", flush=True)
