@@ -442,6 +442,26 @@ template <class C> struct WgmmaGemm {
                 next(p, T, i);
             }
         }
+        // take, and whether every scale of the warp's rows allows one multiply a pair (PS::single; warp-uniform),
+        // in which case sc holds them that way.
+        KILN_DEVICE bool take_one(const kiln_gemm_params &p, typename PS::Scale (&sc)[REP][2], const Tile &T, int i) {
+            bool single = true;
+#pragma unroll
+            for (int r = 0; r < REP; ++r)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) single = single && PS::single(at[r][j]);
+            const bool one = __all_sync(0xffffffffu, single);
+            if (one) {
+#pragma unroll
+                for (int r = 0; r < REP; ++r)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) PS::make_single(sc[r][j], at[r][j]);
+                next(p, T, i);
+            } else {
+                take(p, sc, T, i);
+            }
+            return one;
+        }
         KILN_DEVICE void take(const kiln_gemm_params &p, float (&sc)[REP][2], const Tile &T, int i) {
             if constexpr (GS) {
 #pragma unroll
@@ -473,14 +493,16 @@ template <class C> struct WgmmaGemm {
             for (int e = 0; e < ACC; ++e) acc[r][e] = fmaf(part[r][e], sc[r][(e >> 1) & 1], acc[r][e]);
     }
 
+    // ONE: the scales take one multiply a pair (WeightScales::take_one).
+    template <bool ONE = false>
     KILN_DEVICE static void scale_pair(uint32_t (&f)[2][4], const typename PS::Scale (&sc)[2]) {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int x = 0; x < 4; ++x) f[h][x] = PS::mul(f[h][x], sc[x & 1]);
+            for (int x = 0; x < 4; ++x) f[h][x] = ONE ? PS::mul_one(f[h][x], sc[x & 1]) : PS::mul(f[h][x], sc[x & 1]);
     }
 
-    template <bool GS>
+    template <bool GS, bool ONE = false>
     KILN_DEVICE static void load_weights(uint32_t (&frag)[REP][KSTEPS][4], uint32_t w_base, int warp, int lane,
                                          const typename PS::Scale (&sc)[REP][2]) {
 #pragma unroll
@@ -489,7 +511,7 @@ template <class C> struct WgmmaGemm {
             for (int kk = 0; kk < KSTEPS; kk += 2) {
                 uint32_t f[2][4];
                 load_weight_pair(f, w_base, r, kk, warp, lane);
-                if constexpr (GS) scale_pair(f, sc[r]);
+                if constexpr (GS) scale_pair<ONE>(f, sc[r]);
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -1352,7 +1374,8 @@ template <class C> struct WgmmaGemm {
         widen_group(f, w[0], w[1]);
     }
 
-    template <bool GS>
+    // ONE: the batch's scales take one multiply a pair (WeightScales::take_one).
+    template <bool GS, bool ONE>
     KILN_DEVICE static void load_batch(uint32_t (&f)[REP][4], uint32_t w_base, int kk, int warp, int lane,
                                        const typename PS::Scale (&sc)[REP][2]) {
 #pragma unroll
@@ -1360,7 +1383,8 @@ template <class C> struct WgmmaGemm {
             load_weight_group(f[r], w_base, r, kk, warp, lane);
             if constexpr (GS) {
 #pragma unroll
-                for (int x = 0; x < 4; ++x) f[r][x] = PS::mul(f[r][x], sc[r][x & 1]);
+                for (int x = 0; x < 4; ++x)
+                    f[r][x] = ONE ? PS::mul_one(f[r][x], sc[r][x & 1]) : PS::mul(f[r][x], sc[r][x & 1]);
             }
         }
     }
@@ -1379,47 +1403,93 @@ template <class C> struct WgmmaGemm {
         sm90::wgmma_commit();
     }
 
+    // The state a FINE K-tile hands to the next: the ring position, the stage to give back, the two slots of
+    // widened weights, this K-tile's scales (sc) and the next one's (sn, taken during this one), and whether each
+    // takes one multiply a pair (WeightScales::take_one).
+    template <bool GS> struct Fine {
+        uint32_t f[2][REP][4];
+        typename PS::Scale sc[REP][2], sn[REP][2];
+        bool one = false, one_next = false;
+        int stage, prev = -1;
+        uint32_t phase;
+        WeightScales<GS> ws;
+    };
+
+    // One K-tile of the FINE loop; ONE: its scales take one multiply a pair, so its batches are straight-line code
+    // either way (a branch a batch, or both multiplies behind a select, cost more than the multiply saved). The next
+    // K-tile's scales are taken after this one's second batch is issued, beside the wgmma.
+    template <bool GS, bool ONE>
+    KILN_DEVICE static void fine_tile(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
+                                      uint64_t *empty, float (&acc)[REP][ACC], Fine<GS> &F, int i, int cm, int cn,
+                                      int warp, int lane) {
+        const int s = F.stage;
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+            issue_batch(acc, F.f[kk & 1], stage_a(smem, s, cm), kk);
+            sm90::wgmma_wait<1>();  // batch kk - 1 (the previous K-tile's last for kk 0) is done
+#pragma unroll
+            for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
+            if (kk == 0 && F.prev >= 0 && lane == 0) release(&empty[F.prev]);
+            if (kk + 1 < KSTEPS) {
+                load_batch<GS, ONE>(F.f[(kk + 1) & 1], stage_b(smem, s, cn), kk + 1, warp, lane, F.sc);
+                if constexpr (GS)
+                    if (kk == 1 && i + 1 < T.iters) F.one_next = F.ws.take_one(p, F.sn, T, i + 1);
+            } else if (i + 1 < T.iters) {
+                advance(F.stage, F.phase);
+                sm90::mbar_wait(&full[F.stage], F.phase);
+                if (F.one_next)
+                    load_batch<GS, true>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sn);
+                else
+                    load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sn);
+            } else {
+                advance(F.stage, F.phase);
+            }
+        }
+        F.prev = s;
+    }
+
     template <bool GS>
     KILN_DEVICE static void mainloop_swap_fine(const kiln_gemm_params &p, const Tile &T, uint8_t *smem,
                                                uint64_t *full, uint64_t *empty, float (&acc)[REP][ACC], int &stage,
                                                uint32_t &phase, int cm, int cn, int warp, int lane) {
         static_assert(!GS || !SUM_SCALE, "the fine tiles scale the weights, not the K-tiles' sums");
-        uint32_t f[2][REP][4];
-        typename PS::Scale sc[REP][2];
-        WeightScales<GS> ws;
-        ws.start(p, T, cn, warp, lane);
+        Fine<GS> F;
+        F.stage = stage;
+        F.phase = phase;
+        F.ws.start(p, T, cn, warp, lane);
         zero(acc);
         if (T.iters == 0) return;
-        sm90::mbar_wait(&full[stage], phase);
-        ws.take(p, sc, T, 0);
-        load_batch<GS>(f[0], stage_b(smem, stage, cn), 0, warp, lane, sc);
-        int prev = -1;
+        sm90::mbar_wait(&full[F.stage], F.phase);
+        if constexpr (GS) {
+            F.one = F.ws.take_one(p, F.sc, T, 0);
+            if (F.one)
+                load_batch<GS, true>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
+            else
+                load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
+        } else {
+            load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
+        }
         for (int i = 0; i < T.iters; ++i) {
-            const int s = stage;
+            if constexpr (GS) {
+                if (F.one)
+                    fine_tile<GS, true>(p, T, smem, full, empty, acc, F, i, cm, cn, warp, lane);
+                else
+                    fine_tile<GS, false>(p, T, smem, full, empty, acc, F, i, cm, cn, warp, lane);
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS; ++kk) {
-                issue_batch(acc, f[kk & 1], stage_a(smem, s, cm), kk);
-                sm90::wgmma_wait<1>();  // batch kk - 1 (the previous K-tile's last for kk 0) is done
+                for (int r = 0; r < REP; ++r)
 #pragma unroll
-                for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-                if (kk == 0 && prev >= 0 && lane == 0) release(&empty[prev]);
-                if (kk + 1 < KSTEPS) {
-                    load_batch<GS>(f[(kk + 1) & 1], stage_b(smem, s, cn), kk + 1, warp, lane, sc);
-                } else if (i + 1 < T.iters) {
-                    advance(stage, phase);
-                    sm90::mbar_wait(&full[stage], phase);
-                    ws.take(p, sc, T, i + 1);
-                    load_batch<GS>(f[0], stage_b(smem, stage, cn), 0, warp, lane, sc);
-                } else {
-                    advance(stage, phase);
-                }
+                    for (int j = 0; j < 2; ++j) F.sc[r][j] = F.sn[r][j];
+                F.one = F.one_next;
+            } else {
+                fine_tile<GS, false>(p, T, smem, full, empty, acc, F, i, cm, cn, warp, lane);
             }
-            prev = s;
         }
         sm90::wgmma_wait<0>();
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
-        if (lane == 0) release(&empty[prev]);
+        if (lane == 0) release(&empty[F.prev]);
+        stage = F.stage;
+        phase = F.phase;
         unit_scale(acc);
     }
 
@@ -1436,9 +1506,17 @@ template <class C> struct WgmmaGemm {
         WeightScales<GS> ws;
         ws.start(p, T, cn, warp, lane);
         zero(acc);
+        bool one = false;  // WS: the K-tile being widened takes one multiply a pair
         auto take = [&](float(&f32)[REP][2], int i) {
             if constexpr (SUMS) ws.take(p, f32, T, i);
-            else ws.take(p, sc, T, i);
+            else if constexpr (WS) one = ws.take_one(p, sc, T, i);
+        };
+        // a K-tile's weights widened (and scaled) into frag, straight-line code either way
+        auto load = [&](uint32_t(&frag)[REP][KSTEPS][4], int s) {
+            if (WS && one)
+                load_weights<WS, true>(frag, stage_b(smem, s, cn), warp, lane, sc);
+            else
+                load_weights<WS>(frag, stage_b(smem, s, cn), warp, lane, sc);
         };
         auto retire = [&](int s, const float(&f32)[REP][2]) {
             swap_retire(dst, empty, s, lane);
@@ -1448,7 +1526,7 @@ template <class C> struct WgmmaGemm {
             for (int i = 0; i < T.iters; ++i) {
                 sm90::mbar_wait(&full[stage], phase);
                 take(sc0, i);
-                load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+                load(f0, stage);
                 swap_issue(dst, f0, stage_a(smem, stage, cm), SUMS);
                 retire(stage, sc0);
                 advance(stage, phase);
@@ -1459,7 +1537,7 @@ template <class C> struct WgmmaGemm {
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[stage], phase);
         take(sc0, 0);
-        load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+        load(f0, stage);
         int i = 0;
         for (; i + 1 < T.iters; i += 2) {
             const int s0 = stage;
@@ -1467,7 +1545,7 @@ template <class C> struct WgmmaGemm {
             advance(stage, phase);
             sm90::mbar_wait(&full[stage], phase);
             take(sc1, i + 1);
-            load_weights<WS>(f1, stage_b(smem, stage, cn), warp, lane, sc);
+            load(f1, stage);
             retire(s0, sc0);
             const int s1 = stage;
             swap_issue(dst, f1, stage_a(smem, s1, cm), SUMS);
@@ -1475,7 +1553,7 @@ template <class C> struct WgmmaGemm {
             if (i + 2 < T.iters) {
                 sm90::mbar_wait(&full[stage], phase);
                 take(sc0, i + 2);
-                load_weights<WS>(f0, stage_b(smem, stage, cn), warp, lane, sc);
+                load(f0, stage);
             }
             retire(s1, sc1);
         }

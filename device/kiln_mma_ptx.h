@@ -238,6 +238,16 @@ template <> struct PairScale<kiln_f16> {
         return y;
     }
     KILN_DEVICE static Scale prep(float s) {
+        // A normal s with its exponent in range, the usual case, from its bits: s = 1.m 2^(be - 127) = (1.m / 2) 2^e,
+        // e = be - 126, so h is s's sign and mantissa under 0.5's exponent and 2^e is (e + 127) << 23. (frexpf and
+        // ldexpf take ~20 instructions each.)
+        const int e = exponent(s);
+        if (e >= -24 && e <= 15)
+            return {splat(__uint_as_float((__float_as_uint(s) & 0x807fffffu) | (126u << 23))),
+                    splat(__uint_as_float((uint32_t)(e + 127) << 23))};
+        return prep_slow(s);
+    }
+    KILN_DEVICE static Scale prep_slow(float s) {
         int e;
         float h = frexpf(s, &e);
         const int ec = min(max(e, -24), 15);
@@ -248,6 +258,20 @@ template <> struct PairScale<kiln_f16> {
         uint32_t y;
         asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(s.h));
         asm("mul.rn.f16x2 %0, %0, %1;\n" : "+r"(y) : "r"(s.p));
+        return y;
+    }
+    KILN_DEVICE static int exponent(float s) { return (int)((__float_as_uint(s) >> 23) & 0xffu) - 126; }
+    // With e in [-13, 15] one f16 holds s as a normal (2^-14 <= f16(h) 2^e <= 2^15), and w times it is mul's result
+    // exactly (a power of two commutes with rounding to a normal; a subnormal product is rounded once, not twice):
+    // single() says so, make_single puts that f16 in h, and mul_one is one multiply.
+    KILN_DEVICE static bool single(float s) {
+        const int e = exponent(s);
+        return e >= -13 && e <= 15;
+    }
+    KILN_DEVICE static void make_single(Scale &sc, float s) { sc.h = splat(s); }
+    KILN_DEVICE static uint32_t mul_one(uint32_t a, const Scale &s) {
+        uint32_t y;
+        asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(s.h));
         return y;
     }
 };
@@ -266,6 +290,9 @@ template <> struct PairScale<kiln_bf16> {
         asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(y) : "r"(a), "r"(s), "r"(0x80008000u));
         return y;
     }
+    KILN_DEVICE static bool single(float) { return true; }  // mul is one instruction already
+    KILN_DEVICE static void make_single(Scale &, float) {}
+    KILN_DEVICE static uint32_t mul_one(uint32_t a, Scale s) { return mul(a, s); }
 };
 
 }  // namespace kiln

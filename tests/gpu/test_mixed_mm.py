@@ -77,9 +77,24 @@ def test_mixed_nn_weights(a_t, b_t):
     run_mixed((200, 136, 272), combo, "vector", DType.F32, "relu", b_layout=Layout.NN)
 
 
-# (M, N, K), scale_b's block along N (1: per weight row, 128: 128x128 blocks), scale_b transposed in memory
-GROUP_CASES = [((300, 200, 1000), 1, False), ((1, 4096, 4096), 1, True), ((77, 520, 384), 128, False),
-               ((16, 1000, 8200), 1, False), ((130, 4096, 2048), 128, True)]
+# (M, N, K), scale_b's block along N (1: per weight row, 128: 128x128 blocks), scale_b transposed in memory, the
+# scales' magnitude: "unit" (0.5..1.5), "tiny" (e5m2 scales of LLM weights, ~1e-6: below f16's normal range, where
+# the f16 kernels split each scale in two multiplies) or "mixed" (every fifth row tiny, so most warps hold both
+# kinds and take the two-multiply path for all their rows; the others take one multiply)
+GROUP_CASES = [((300, 200, 1000), 1, False, "unit"), ((1, 4096, 4096), 1, True, "unit"),
+               ((77, 520, 384), 128, False, "unit"), ((16, 1000, 8200), 1, False, "tiny"),
+               ((130, 4096, 2048), 128, True, "unit"), ((200, 640, 1024), 1, False, "mixed"),
+               ((3, 2000, 1500), 1, True, "mixed")]
+SCALE_MAGNITUDE = {"unit": 1.0, "tiny": 1e-6}
+
+
+def _group_scales(rows, groups, transposed, magnitude):
+    """scale_b [rows, groups] (a transposed view where asked) of the given magnitude class (GROUP_CASES)."""
+    sb = kt.positive((groups, rows)).t() if transposed else kt.positive((rows, groups))
+    if magnitude == "mixed":
+        tiny = (torch.arange(rows, device="cuda") % 5 == 0).float()[:, None]
+        return sb * (tiny * 1e-6 + (1 - tiny))
+    return sb * SCALE_MAGNITUDE[magnitude]
 
 
 @pytest.mark.parametrize("a_t", [DType.F16, DType.BF16])
@@ -92,17 +107,20 @@ def test_mixed_group_scales(a_t, b_t):
     kt.require_combo(combo)
     if kt.arch() != "sm90":
         pytest.skip("per-group weight scales run in the sm90 kernels")
-    for i, ((m, n, k), block_n, transposed) in enumerate(GROUP_CASES):
+    for i, ((m, n, k), block_n, transposed, magnitude) in enumerate(GROUP_CASES):
         a = kt.randn_half(kt.mk(None, m, k), kt.tdt(a_t))
         w = kt.b_operand(k, n, kt.tdt(b_t), Layout.TN)  # B(k, n) as [K, N]
+        if magnitude != "unit":  # weights that use the format's range, as quantized ones do: w * s stays an f16 normal
+            w = (w.float() * 64).clamp(-400, 400).to(kt.tdt(b_t))
         packed = kiln.prepack_b(w)
         groups, rows = -(-k // 128), (n if block_n == 1 else -(-n // 128))
-        sb = kt.positive((groups, rows)).t() if transposed else kt.positive((rows, groups))
+        sb = _group_scales(rows, groups, transposed, magnitude)
         full = sb.double().repeat_interleave(block_n, 0)[:n].repeat_interleave(128, 1)[:, :k]  # [N, K]
         bias = torch.randn(n, device="cuda").to(kt.tdt(a_t)) if i == 0 else None
         act = "silu" if i == 0 else None
         ref = kt.reference(a, (kt.f64(w) * full.t()), bias=bias, act=act)
-        what = f"{kt.combo_id(combo)} {m}x{n}x{k} group scales block_n={block_n} transposed={transposed}"
+        what = (f"{kt.combo_id(combo)} {m}x{n}x{k} group scales block_n={block_n} transposed={transposed} "
+                f"{magnitude}")
         kt.run_checked(kiln.mixed_mm, (a, packed), dict(scale_b=sb, bias=bias, activation=act),
                        lambda: kt.poisoned(m, n, kt.tdt(a_t)), ref, kt.TOL_FP8, what, "each")
 
