@@ -291,7 +291,7 @@ template <> struct PairScale<kiln_bf16> {
         return y;
     }
     KILN_DEVICE static bool single(float) { return true; }  // mul is one instruction already
-    KILN_DEVICE static void make_single(Scale &, float) {}
+    KILN_DEVICE static void make_single(Scale &sc, float s) { sc = prep(s); }  // as mul takes it
     KILN_DEVICE static uint32_t mul_one(uint32_t a, Scale s) { return mul(a, s); }
 };
 
