@@ -1416,8 +1416,8 @@ template <class C> struct WgmmaGemm {
     };
 
     // One K-tile of the FINE loop; ONE: its scales take one multiply a pair, so its batches are straight-line code
-    // either way (a branch a batch, or both multiplies behind a select, cost more than the multiply saved). The next
-    // K-tile's scales are taken after this one's second batch is issued, beside the wgmma.
+    // either way (a first version that branched in every batch was slower than two multiplies). The next K-tile's
+    // scales are taken after this one's second batch is issued, beside the wgmma.
     template <bool GS, bool ONE>
     KILN_DEVICE static void fine_tile(const kiln_gemm_params &p, const Tile &T, uint8_t *smem, uint64_t *full,
                                       uint64_t *empty, float (&acc)[REP][ACC], Fine<GS> &F, int i, int cm, int cn,
