@@ -262,8 +262,9 @@ template <> struct PairScale<kiln_f16> {
     }
     KILN_DEVICE static int exponent(float s) { return (int)((__float_as_uint(s) >> 23) & 0xffu) - 126; }
     // With e in [-13, 15] one f16 holds s as a normal (2^-14 <= f16(h) 2^e <= 2^15), and w times it is mul's result
-    // exactly (a power of two commutes with rounding to a normal; a subnormal product is rounded once, not twice):
-    // single() says so, make_single puts that f16 in h, and mul_one is one multiply.
+    // exactly where mul rounds once (its first product and result normals: a power of two commutes with rounding to
+    // a normal), and closer to w s where mul rounds a subnormal twice (tests/py/test_group_scale_math.py): single()
+    // says so, make_single puts that f16 in h, and mul_one is one multiply.
     KILN_DEVICE static bool single(float s) {
         const int e = exponent(s);
         return e >= -13 && e <= 15;
