@@ -1389,6 +1389,16 @@ template <class C> struct WgmmaGemm {
         }
     }
 
+    // load_batch in the variant `one` names (WeightScales::take_one; false without group scales).
+    template <bool GS>
+    KILN_DEVICE static void load_batch_as(bool one, uint32_t (&f)[REP][4], uint32_t w_base, int kk, int warp, int lane,
+                                          const typename PS::Scale (&sc)[REP][2]) {
+        if (GS && one)
+            load_batch<GS, true>(f, w_base, kk, warp, lane, sc);
+        else
+            load_batch<GS, false>(f, w_base, kk, warp, lane, sc);
+    }
+
     KILN_DEVICE static void issue_batch(float (&acc)[REP][ACC], uint32_t (&f)[REP][4], uint32_t x_base, int kk) {
 #pragma unroll
         for (int r = 0; r < REP; ++r)
@@ -1437,10 +1447,7 @@ template <class C> struct WgmmaGemm {
             } else if (i + 1 < T.iters) {
                 advance(F.stage, F.phase);
                 sm90::mbar_wait(&full[F.stage], F.phase);
-                if (F.one_next)
-                    load_batch<GS, true>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sn);
-                else
-                    load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sn);
+                load_batch_as<GS>(F.one_next, F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sn);
             } else {
                 advance(F.stage, F.phase);
             }
@@ -1460,15 +1467,8 @@ template <class C> struct WgmmaGemm {
         zero(acc);
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[F.stage], F.phase);
-        if constexpr (GS) {
-            F.one = F.ws.take_one(p, F.sc, T, 0);
-            if (F.one)
-                load_batch<GS, true>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
-            else
-                load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
-        } else {
-            load_batch<GS, false>(F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
-        }
+        if constexpr (GS) F.one = F.ws.take_one(p, F.sc, T, 0);
+        load_batch_as<GS>(F.one, F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
         for (int i = 0; i < T.iters; ++i) {
             if constexpr (GS) {
                 if (F.one)
