@@ -443,14 +443,17 @@ template <class C> struct WgmmaGemm {
             }
         }
         // take, and whether every scale of the warp's rows allows one multiply a pair (PS::single; warp-uniform),
-        // in which case sc holds them that way.
-        KILN_DEVICE bool take_one(const kiln_gemm_params &p, typename PS::Scale (&sc)[REP][2], const Tile &T, int i) {
+        // in which case sc holds them that way. bar >= 0: the decision is the warpgroup's, over every row of its four
+        // warps (named barrier `bar` of the consumer warpgroup, 128 threads): the FINE loop branches between two
+        // copies of code that issue wgmma, and the four warps must take the same one.
+        KILN_DEVICE bool take_one(const kiln_gemm_params &p, typename PS::Scale (&sc)[REP][2], const Tile &T, int i,
+                                  int bar = -1) {
             bool single = true;
 #pragma unroll
             for (int r = 0; r < REP; ++r)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) single = single && PS::single(at[r][j]);
-            const bool one = __all_sync(0xffffffffu, single);
+            const bool one = bar >= 0 ? sm90::named_barrier_and(bar, 128, single) : __all_sync(0xffffffffu, single);
             if (one) {
 #pragma unroll
                 for (int r = 0; r < REP; ++r)
@@ -1414,13 +1417,13 @@ template <class C> struct WgmmaGemm {
     }
 
     // The state a FINE K-tile hands to the next: the ring position, the stage to give back, the two slots of
-    // widened weights, this K-tile's scales (sc) and the next one's (sn, taken during this one), and whether each
-    // takes one multiply a pair (WeightScales::take_one).
+    // widened weights, this K-tile's scales (sc) and the next one's (sn, taken during this one), whether each
+    // takes one multiply a pair (WeightScales::take_one, decided for the whole warpgroup at its barrier `bar`).
     template <bool GS> struct Fine {
         uint32_t f[2][REP][4];
         typename PS::Scale sc[REP][2], sn[REP][2];
         bool one = false, one_next = false;
-        int stage, prev = -1;
+        int stage, prev = -1, bar;
         uint32_t phase;
         WeightScales<GS> ws;
     };
@@ -1443,7 +1446,7 @@ template <class C> struct WgmmaGemm {
             if (kk + 1 < KSTEPS) {
                 load_batch<GS, ONE>(F.f[(kk + 1) & 1], stage_b(smem, s, cn), kk + 1, warp, lane, F.sc);
                 if constexpr (GS)
-                    if (kk == 1 && i + 1 < T.iters) F.one_next = F.ws.take_one(p, F.sn, T, i + 1);
+                    if (kk == 1 && i + 1 < T.iters) F.one_next = F.ws.take_one(p, F.sn, T, i + 1, F.bar);
             } else if (i + 1 < T.iters) {
                 advance(F.stage, F.phase);
                 sm90::mbar_wait(&full[F.stage], F.phase);
@@ -1455,19 +1458,21 @@ template <class C> struct WgmmaGemm {
         F.prev = s;
     }
 
+    // cw: the consumer warpgroup (its named barrier 1 + cw, the epilogue's, takes the per-K-tile scale decision).
     template <bool GS>
     KILN_DEVICE static void mainloop_swap_fine(const kiln_gemm_params &p, const Tile &T, uint8_t *smem,
                                                uint64_t *full, uint64_t *empty, float (&acc)[REP][ACC], int &stage,
-                                               uint32_t &phase, int cm, int cn, int warp, int lane) {
+                                               uint32_t &phase, int cm, int cn, int cw, int warp, int lane) {
         static_assert(!GS || !SUM_SCALE, "the fine tiles scale the weights, not the K-tiles' sums");
         Fine<GS> F;
         F.stage = stage;
         F.phase = phase;
+        F.bar = 1 + cw;
         F.ws.start(p, T, cn, warp, lane);
         zero(acc);
         if (T.iters == 0) return;
         sm90::mbar_wait(&full[F.stage], F.phase);
-        if constexpr (GS) F.one = F.ws.take_one(p, F.sc, T, 0);
+        if constexpr (GS) F.one = F.ws.take_one(p, F.sc, T, 0, F.bar);
         load_batch_as<GS>(F.one, F.f[0], stage_b(smem, F.stage, cn), 0, warp, lane, F.sc);
         for (int i = 0; i < T.iters; ++i) {
             if constexpr (GS) {
@@ -1737,7 +1742,7 @@ template <class C> struct WgmmaGemm {
             } else if constexpr (C::SYNC) {
                 mainloop_sync<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (FINE) {
-                mainloop_swap_fine<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+                mainloop_swap_fine<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, cw, warp, lane);
             } else if constexpr (C::SWAP) {
                 mainloop_swap<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else

@@ -180,6 +180,17 @@ KILN_DEVICE void named_barrier(int id, int threads) {
 KILN_DEVICE void named_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// named_barrier that also ANDs a predicate over its threads (bar.red.and.pred): true in every thread only where
+// every thread passed true. A decision that must be uniform over a warpgroup (code holding wgmma, which all four
+// warps must execute together) is taken this way; a warp vote leaves the four warps free to disagree.
+KILN_DEVICE bool named_barrier_and(int id, int threads, bool pred) {
+    uint32_t all;
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.and.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(all)
+                 : "r"((uint32_t)pred), "r"(id), "r"(threads)
+                 : "memory");
+    return all != 0;
+}
 
 // ---- thread-block clusters (a CTA's rank in a cluster of __cluster_dims__(n, 1, 1) is blockIdx.x % n) ----
 // Every thread of every CTA in the cluster: this one's earlier shared-memory accesses (and barrier inits) are

@@ -79,20 +79,24 @@ def test_mixed_nn_weights(a_t, b_t):
 
 # (M, N, K), scale_b's block along N (1: per weight row, 128: 128x128 blocks), scale_b transposed in memory, the
 # scales' magnitude: "unit" (0.5..1.5), "tiny" (e5m2 scales of LLM weights, ~1e-6: below f16's normal range, where
-# the f16 kernels split each scale in two multiplies) or "mixed" (every fifth row tiny, so most warps hold both
-# kinds and take the two-multiply path for all their rows; the others take one multiply)
+# the f16 kernels split each scale in two multiplies), "mixed" (every fifth row tiny, so most warps hold both
+# kinds and take the two-multiply path for all their rows; the others take one multiply) or "warps" (rows 16-31 of
+# every 64 tiny: the warp that holds them takes two multiplies and the other three of its warpgroup could take one,
+# which the prefill tiles' wgmma loop must not let them do: quantized LLM weights put scales on both sides of f16's
+# normal range this way, and a warp vote there once ran the warpgroup's wgmma from two copies of the loop)
 GROUP_CASES = [((300, 200, 1000), 1, False, "unit"), ((1, 4096, 4096), 1, True, "unit"),
                ((77, 520, 384), 128, False, "unit"), ((16, 1000, 8200), 1, False, "tiny"),
                ((130, 4096, 2048), 128, True, "unit"), ((200, 640, 1024), 1, False, "mixed"),
-               ((3, 2000, 1500), 1, True, "mixed")]
+               ((3, 2000, 1500), 1, True, "mixed"), ((300, 520, 2048), 1, False, "warps")]
 SCALE_MAGNITUDE = {"unit": 1.0, "tiny": 1e-6}
 
 
 def _group_scales(rows, groups, transposed, magnitude):
     """scale_b [rows, groups] (a transposed view where asked) of the given magnitude class (GROUP_CASES)."""
     sb = kt.positive((groups, rows)).t() if transposed else kt.positive((rows, groups))
-    if magnitude == "mixed":
-        tiny = (torch.arange(rows, device="cuda") % 5 == 0).float()[:, None]
+    if magnitude in ("mixed", "warps"):
+        row = torch.arange(rows, device="cuda")
+        tiny = (row % 5 == 0 if magnitude == "mixed" else row % 64 // 16 == 1).float()[:, None]
         return sb * (tiny * 1e-6 + (1 - tiny))
     return sb * SCALE_MAGNITUDE[magnitude]
 
