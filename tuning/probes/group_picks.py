@@ -12,8 +12,10 @@ import torch
 
 sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
+sys.path.insert(0, "tuning/probes")
 import kiln  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
+from mixed_picks import time_candidates  # noqa: E402
 
 SIZES = ([(m, n, k) for (n, k) in [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (11008, 4096)]
           for m in (16, 128, 512, 2048, 4096)] + [(8192, 8192, 8192)])
@@ -53,12 +55,7 @@ def main():
         def run(algo, kind="group"):
             return lambda s: kiln.mixed_mm(s["x"], s["packed"], scale_b=s[kind], bias=s["bias"], out=out, algo=algo)
 
-        times = []
-        for i, a in enumerate(cands):
-            got = run(a)(s0).float()
-            err = ((got - ref).norm() / ref.norm()).item()
-            t = time_fn(run(a), sets, 3, 100, args.budget_s)["median_ms"] if err < 1e-2 else float("inf")
-            times.append((t, i, a.name, err))
+        times = time_candidates(cands, run, s0, ref, sets, args.budget_s)
         t_pick = time_fn(run(None), sets, 3, 100, args.budget_s)["median_ms"]
         t_chan = time_fn(run(None, "channel"), sets, 3, 100, args.budget_s)["median_ms"]
         best = min(times)

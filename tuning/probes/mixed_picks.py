@@ -34,6 +34,18 @@ def weight_sets(m, n, k, dt=torch.float16, total_bytes=192e6):
     return sets
 
 
+def time_candidates(cands, run, s0, ref, sets, budget_s) -> list:
+    """(median ms, rank, name, rel L2 against ref on s0) of each candidate forced by run(algo); inf ms where the
+    result is wrong (rel L2 >= 1e-2, NaN included)."""
+    times = []
+    for i, a in enumerate(cands):
+        got = run(a)(s0).float()
+        err = ((got - ref).norm() / ref.norm()).item()
+        t = time_fn(run(a), sets, 3, 100, budget_s)["median_ms"] if err < 1e-2 else float("inf")
+        times.append((t, i, a.name, err))
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=10)
@@ -54,12 +66,7 @@ def main():
         def run(algo):
             return lambda s: kiln.mixed_mm(s["x"], s["packed"], scale_b=s["scale"], bias=s["bias"], out=out, algo=algo)
 
-        times = []
-        for i, a in enumerate(cands):
-            got = run(a)(s0).float()
-            err = ((got - ref).norm() / ref.norm()).item()
-            t = time_fn(run(a), sets, 3, 100, args.budget_s)["median_ms"] if err < 1e-2 else float("inf")
-            times.append((t, i, a.name, err))
+        times = time_candidates(cands, run, s0, ref, sets, args.budget_s)
         t_pick = time_fn(run(None), sets, 3, 100, args.budget_s)["median_ms"]
         t_cub = time_fn(lambda s: torch.nn.functional.linear(s["x"], s["w16"], s["bias"]), sets, 3, 100,
                         args.budget_s)["median_ms"]
