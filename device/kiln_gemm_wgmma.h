@@ -453,7 +453,9 @@ template <class C> struct WgmmaGemm {
             for (int r = 0; r < REP; ++r)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) single = single && PS::single(at[r][j]);
-            const bool one = bar >= 0 ? sm90::named_barrier_and(bar, 128, single) : __all_sync(0xffffffffu, single);
+            // (bf16: every scale takes one multiply, so the warpgroup needs no barrier to agree)
+            const bool one = bar >= 0 ? PS::ALWAYS_SINGLE || sm90::named_barrier_and(bar, 128, single)
+                                      : __all_sync(0xffffffffu, single);
             if (one) {
 #pragma unroll
                 for (int r = 0; r < REP; ++r)

@@ -265,6 +265,7 @@ template <> struct PairScale<kiln_f16> {
     // exactly where mul rounds once (its first product and result normals: a power of two commutes with rounding to
     // a normal), and closer to w s where mul rounds a subnormal twice (tests/py/test_group_scale_math.py): single()
     // says so, make_single puts that f16 in h, and mul_one is one multiply.
+    static constexpr bool ALWAYS_SINGLE = false;  // single() depends on the scale
     KILN_DEVICE static bool single(float s) {
         const int e = exponent(s);
         return e >= -13 && e <= 15;
@@ -291,6 +292,7 @@ template <> struct PairScale<kiln_bf16> {
         asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(y) : "r"(a), "r"(s), "r"(0x80008000u));
         return y;
     }
+    static constexpr bool ALWAYS_SINGLE = true;
     KILN_DEVICE static bool single(float) { return true; }  // mul is one instruction already
     KILN_DEVICE static void make_single(Scale &sc, float s) { sc = prep(s); }  // as mul takes it
     KILN_DEVICE static uint32_t mul_one(uint32_t a, Scale s) { return mul(a, s); }
