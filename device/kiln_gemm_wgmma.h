@@ -1420,7 +1420,7 @@ template <class C> struct WgmmaGemm {
 
     // The state a FINE K-tile hands to the next: the ring position, the stage to give back, the two slots of
     // widened weights, this K-tile's scales (sc) and the next one's (sn, taken during this one), whether each
-    // takes one multiply a pair (WeightScales::take_one, decided for the whole warpgroup at its barrier `bar`).
+    // takes one multiply a pair (WeightScales::take_one: the whole warpgroup's choice, f16 at its barrier `bar`).
     template <bool GS> struct Fine {
         uint32_t f[2][REP][4];
         typename PS::Scale sc[REP][2], sn[REP][2];
