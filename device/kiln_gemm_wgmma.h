@@ -1791,6 +1791,15 @@ template <class C> struct WgmmaGemm {
         uint64_t *full = reinterpret_cast<uint64_t *>(smem + BAR_OFFSET);
         uint64_t *empty = full + STAGES;
         const int wg = thread_x() / 128;
+#ifdef KILN_PROBE_WAITS
+        if (thread_x() < 12) sm90::probe_waits()[thread_x()] = 0;
+        if (thread_x() == 0) {  // the start, kept in shared memory (registers held across the kernel spilled)
+            unsigned long long g0;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+            sm90::probe_waits()[12] = g0;
+            sm90::probe_waits()[13] = clock64();
+        }
+#endif
         if (thread_x() == 0) {
             sm90::tma_prefetch(&P.a);
             sm90::tma_prefetch(&P.b);
@@ -1836,6 +1845,23 @@ template <class C> struct WgmmaGemm {
         // multicast: neither CTA leaves while the other may still write its stages or arrive on its barriers; split-K
         // in a cluster: no peer leaves while rank 0 may still read its sums
         if constexpr (C::MC != 0) sm90::cluster_sync();
+#ifdef KILN_PROBE_WAITS
+        // 16 words a CTA at the fixed address KILN_PROBE_WAITS, which tuning/probes/gemm_waits_shim.c maps
+        __syncthreads();
+        if (thread_x() == 0) {
+            unsigned long long g1, *w = sm90::probe_waits();
+            unsigned smid;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            unsigned long long *rec = reinterpret_cast<unsigned long long *>((unsigned long long)KILN_PROBE_WAITS) +
+                                      16 * (blockIdx.x + gridDim.x * blockIdx.y);
+            const unsigned long long v[16] = {1ull + blockIdx.x, smid, w[12], g1, (unsigned long long)(clock64() -
+                                              (long long)w[13]), w[0], w[1], w[4], w[5], w[6], w[7], w[8], w[9],
+                                              w[10], w[11], 0};
+#pragma unroll
+            for (int e = 0; e < 16; ++e) rec[e] = v[e];
+        }
+#endif
     }
 };
 

@@ -41,10 +41,21 @@ KILN_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
         "r"(cta)
         : "memory");
 }
+#ifdef KILN_PROBE_WAITS
+// Timing probe (tuning/probes/gemm_waits_run.sh): the SM cycles each warp's lane 0 spends in mbar_wait, one counter
+// a warp in shared memory; the GEMM kernel zeroes them at its start and prints them at its end (kiln_gemm_wgmma.h).
+KILN_DEVICE unsigned long long *probe_waits() {
+    __shared__ unsigned long long waits[16];
+    return waits;
+}
+#endif
 // Waits until the barrier's phase with the given parity has completed.
 KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
     const uint32_t addr = smem_addr(bar);
     uint32_t done;
+#ifdef KILN_PROBE_WAITS
+    const long long t0 = clock64();
+#endif
     do {
         asm volatile(
             "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
@@ -52,6 +63,9 @@ KILN_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
             : "r"(addr), "r"(parity)
             : "memory");
     } while (!done);
+#ifdef KILN_PROBE_WAITS
+    if (threadIdx.x % 32 == 0) atomicAdd(&probe_waits()[threadIdx.x / 32 % 16], (unsigned long long)(clock64() - t0));
+#endif
 }
 
 // One f32 from shared memory (ld.shared: a pointer into the realigned dynamic shared memory would be read with
