@@ -5,6 +5,9 @@
 # gemm_waits_shim.c preloaded (it maps the address and prints the last launch's records at exit) and summarizes them
 # with gemm_waits_sum.py. Build: a copy of the tree with the define at the top of device/kiln_sm90.h, then
 #   generator/kiln-gen tune tuning/probes/gemm_waits_block.yaml --stage build --work build-probe/waits_block
+# Runs: OUT=... bash tuning/probes/gemm_waits_run.sh                    (small M: block-scaled and promoted fp8)
+#       FP8_ONLY=1 FP8_WORKS="waits_fp8 waits_fp8c8" NCU=1 bash ...     (with a KILN_PROBE_PIPE_CHAIN=8 build beside)
+#       SIZES= LARGE=1 bash ...                                         (the M >= 4096 picks, promoted and pr 0)
 set -u
 OUT=${OUT:-/tmp/waits}; mkdir -p $OUT
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -17,7 +20,7 @@ one() {  # work flags size kernel
     --solutions $4 --iters 20 --warmup 3 > $OUT/$tag.txt 2>&1
   echo "== $tag $(grep -m1 Cijk $OUT/$tag.txt | awk '{print "bench ms", $3}')"; python3 tuning/probes/gemm_waits_sum.py $OUT/$tag.txt
 }
-for s in ${SIZES:-64x4096x7168 64x7168x2048 128x7168x2048}; do
+for s in ${SIZES-64x4096x7168 64x7168x2048 128x7168x2048}; do
   if [ -z "${FP8_ONLY:-}" ]; then
     one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU1${S}PK1_PR0_MC0_WGMMA_SM90
     one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU2${S}PK0_PR0_MC3_WGMMA_SM90
@@ -28,6 +31,14 @@ for s in ${SIZES:-64x4096x7168 64x7168x2048 128x7168x2048}; do
     one $w "" $s Cijk_Alik_Bljk_F8F8B_MT64x128x128_WG1x1_MI64x128x32_PGR6${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90
   done
 done
+if [ -n "${LARGE:-}" ]; then  # the M = 4096 picks, promoted (waits_large) and their pr 0 twins (waits_large_fast)
+  for s in ${LARGE_SIZES:-4096x4096x7168 8192x8192x8192}; do
+    for t in MT128x256x128_WG2x1_MI64x256x32 MT128x192x128_WG2x1_MI64x192x32; do
+      one waits_large "" $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90
+      one waits_large_fast --fast-accum $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR0_MC0_WGMMA_SM90
+    done
+  done
+fi
 if [ -n "${NCU:-}" ]; then  # the tensor pipe and instruction counts of the shipped 64x64 pick (probe build)
   for w in ${FP8_WORKS:-waits_fp8}; do
     B=build-probe/$w/build

@@ -39,3 +39,6 @@ busy = sorted(r["cyc"] - st.mean(r["c0"]) for r in L)
 print(f"  consumer busy (cycles less its waits): min {busy[0]:.0f} median {busy[len(busy) // 2]:.0f} max {busy[-1]:.0f}")
 print(f"  producer waits (empty) {prod:.0f} cyc ({prod / cyc:.0%}), consumer warp waits (full) {cons:.0f} cyc "
       f"({cons / cyc:.0%}), warp 1 {st.mean(r['w1'] for r in L):.0f}")
+if any(any(r["c1"]) for r in L):
+    cons1 = st.mean(st.mean(r["c1"]) for r in L)
+    print(f"  second consumer warpgroup's waits (full) {cons1:.0f} cyc ({cons1 / cyc:.0%})")
