@@ -1853,9 +1853,10 @@ template <class C> struct WgmmaGemm {
             unsigned smid;
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
             asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            const unsigned cta = blockIdx.x + gridDim.x * blockIdx.y;
             unsigned long long *rec = reinterpret_cast<unsigned long long *>((unsigned long long)KILN_PROBE_WAITS) +
-                                      16 * (blockIdx.x + gridDim.x * blockIdx.y);
-            const unsigned long long v[16] = {1ull + blockIdx.x, smid, w[12], g1, (unsigned long long)(clock64() -
+                                      16 * cta;
+            const unsigned long long v[16] = {1ull + cta, smid, w[12], g1, (unsigned long long)(clock64() -
                                               (long long)w[13]), w[0], w[1], w[4], w[5], w[6], w[7], w[8], w[9],
                                               w[10], w[11], 0};
 #pragma unroll

@@ -43,7 +43,7 @@ KILN_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
 }
 #ifdef KILN_PROBE_WAITS
 // Timing probe (tuning/probes/gemm_waits_run.sh): the SM cycles each warp's lane 0 spends in mbar_wait, one counter
-// a warp in shared memory; the GEMM kernel zeroes them at its start and prints them at its end (kiln_gemm_wgmma.h).
+// a warp in shared memory; the GEMM kernel zeroes them at its start and writes them out at its end (kiln_gemm_wgmma.h).
 KILN_DEVICE unsigned long long *probe_waits() {
     __shared__ unsigned long long waits[16];
     return waits;

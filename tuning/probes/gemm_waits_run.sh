@@ -1,7 +1,7 @@
 #!/bin/bash
-# Device: where a small-M GEMM CTA's cycles go. Kernels of tuning/probes/gemm_waits_{block,fp8}.yaml built with
+# Device: where an fp8 GEMM CTA's cycles go. Kernels of tuning/probes/gemm_waits_*.yaml built with
 # KILN_PROBE_WAITS=0x7e0000000000ull (each CTA writes its globaltimer span, its cycles and each warp's mbarrier wait
-# cycles to that address) into build-probe/waits_{block,fp8}; this runs kiln_bench on each kernel and size with
+# cycles to that address) into build-probe/waits_<yaml suffix>; this runs kiln_bench on each kernel and size with
 # gemm_waits_shim.c preloaded (it maps the address and prints the last launch's records at exit) and summarizes them
 # with gemm_waits_sum.py. Build: a copy of the tree with the define at the top of device/kiln_sm90.h, then
 #   generator/kiln-gen tune tuning/probes/gemm_waits_block.yaml --stage build --work build-probe/waits_block

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Summary of a KILN_PROBE_WAITS kiln_bench log (tuning/probes/gemm_waits_run.sh): the last launch's CTAs.
+"""Summary of a KILN_PROBE_WAITS kiln_bench log (tuning/probes/gemm_waits_run.sh): the CTAs of the last launch,
+whose records the shim prints at exit.
 
 Each line: KWAIT cta C sm S g0 G g1 G cyc N prod W w1 W c0 W W W W c1 W W W W (globaltimer ns at the CTA's start
 and end, its SM cycles, then mbarrier wait cycles of lane 0 of the producer warp, warp 1, and the consumer warps)."""
@@ -16,16 +17,7 @@ for line in open(sys.argv[1], errors="replace"):
     rows.append(v)
 if not rows:
     print("  no KWAIT lines"); sys.exit(0)
-# launches: a CTA 0 line... split where g0 jumps by more than 50 us
-rows.sort(key=lambda r: r["g0"])
-launches, cur = [], [rows[0]]
-for r in rows[1:]:
-    if r["g0"] - cur[0]["g0"] > 50_000:
-        launches.append(cur); cur = [r]
-    else:
-        cur.append(r)
-launches.append(cur)
-L = launches[-1]
+L = rows  # the shim keeps one record a CTA: the last launch's
 g0 = min(r["g0"] for r in L)
 span = (max(r["g1"] for r in L) - g0) / 1e3
 starts = [(r["g0"] - g0) / 1e3 for r in L]
@@ -33,7 +25,7 @@ ends = [(r["g1"] - g0) / 1e3 for r in L]
 cyc = st.mean(r["cyc"] for r in L)
 prod = st.mean(r["prod"] for r in L)
 cons = st.mean(st.mean(r["c0"]) for r in L)
-print(f"  launches {len(launches)}, CTAs {len(L)}: span {span:.2f} us (CTA starts {min(starts):.2f}-{max(starts):.2f}, "
+print(f"  CTAs {len(L)}: span {span:.2f} us (CTA starts {min(starts):.2f}-{max(starts):.2f}, "
       f"ends {min(ends):.2f}-{max(ends):.2f}), CTA cycles {cyc:.0f} ({cyc / 1.98e3:.2f} us at 1.98 GHz)")
 busy = sorted(r["cyc"] - st.mean(r["c0"]) for r in L)
 print(f"  consumer busy (cycles less its waits): min {busy[0]:.0f} median {busy[len(busy) // 2]:.0f} max {busy[-1]:.0f}")
