@@ -5,7 +5,7 @@
   table compiles with -Wall -Wextra -Werror (an overflowing literal or a non-finite float is an error there).
 Any other exception is a failure ("traceback"), as is an accepted mutant whose output is wrong ("broken").
 
-    PYTHONPATH=generator python3 -m kilngen.fuzz                 # CI: 2,000 mutants, seed 1
+    PYTHONPATH=generator python3 -m kilngen.fuzz                 # 2,000 mutants, seed 1 (CI's test: 1,000)
     PYTHONPATH=generator python3 -m kilngen.fuzz --seconds 600   # long mode (or KILN_FUZZ_SECONDS=600)
     PYTHONPATH=generator python3 -m kilngen.fuzz --only 1234     # one mutant again, written out with its result
 

@@ -157,11 +157,11 @@ def render_tree(files, templates: Path, attention=()) -> dict[str, str]:
     per_arch: dict[str, list[str]] = {a.value: [] for a in Arch}
     ci: dict[str, list[str]] = {a.value: [] for a in Arch}
     for sf in files:
-        for logic in sf.logics:
+        for logic, picks in zip(sf.logics, ci_picks(sf)):
             for i, sol in enumerate(logic.solutions):
                 if sol.name not in per_arch[sol.arch.value]:
                     per_arch[sol.arch.value].append(sol.name)
-                if i in sf.ci and sol.name not in ci[sol.arch.value]:
+                if i in picks and sol.name not in ci[sol.arch.value]:
                     ci[sol.arch.value].append(sol.name)
     for af in attention:
         for sol in af.solutions:
@@ -173,6 +173,28 @@ def render_tree(files, templates: Path, attention=()) -> dict[str, str]:
               "kernels": sorted(per_arch[a.value]), "ci": sorted(ci[a.value])} for a in Arch]
     out["kernels.cmake"] = env.get_template("kernels.cmake.j2").render(archs=archs, sources=sources)
     return out
+
+
+def ci_picks(sf) -> list:
+    """For each problem (type combination) of a solution file, the indices of its solutions that CI builds compile:
+    every `ci` index for the first problem; for each later one that brings a type (of A, B or D) or a layout no
+    earlier pick has, the next `ci` index in turn; none for the rest. Every `ci` tile and every type and layout the
+    file names is compiled, without the product of the two (an fp8 file's 12 type combinations times its ci tiles were
+    most of the sm90 CI build)."""
+    order = sorted(sf.ci)
+    picks, seen, turn = [], set(), 0
+    for j, logic in enumerate(sf.logics):
+        pr = logic.problem
+        types = {("a", pr.a), ("b", pr.b), ("d", pr.d), ("layout", pr.layout)}
+        if j == 0:
+            picks.append(frozenset(order))
+        elif types - seen:
+            turn += 1
+            picks.append(frozenset({order[turn % len(order)]}))
+        else:
+            picks.append(frozenset())
+        seen |= types
+    return picks
 
 
 def stale_and_missing(generated: Path, tree: dict[str, str]) -> tuple[list[str], list[str]]:
