@@ -8,7 +8,6 @@ OUT=${OUT:-/tmp/share}; mkdir -p $OUT
 status=0
 for y in share share_block; do
   f=tuning/probes/sm90_small_m_$y.yaml
-  [ $y = share ] && f=tuning/probes/sm90_small_m_share.yaml
   if [ ! -f build-probe/$y/build/libkiln.so ]; then  # (carried from a build elsewhere, or built here)
     generator/kiln-gen tune $f --stage build --work build-probe/$y --jobs 16 > $OUT/build_$y.txt 2>&1 \
       || { status=1; tail -n5 $OUT/build_$y.txt; continue; }

@@ -5,6 +5,7 @@ and A multicast (the shipped forms), the best with stagger (SU > 0) and the best
 usage: share_sum.py results.json ..."""
 import json
 import re
+import statistics
 import sys
 
 
@@ -35,10 +36,7 @@ def main(paths):
             print(f"{size:>16}  {form(b['name']):34} {b['ms'] * 1e3:6.1f}  {form(s['name']):36} {s['ms'] * 1e3:6.1f}"
                   f"  {ratios[-1]:.3f}  {m}" + (f"  FAILED: {len(bad)}" if bad else ""))
         if ratios:
-            g = 1.0
-            for r in ratios:
-                g *= r
-            print(f"geomean shipped / stagger: {g ** (1 / len(ratios)):.3f} over {len(ratios)} sizes (> 1: stagger faster)")
+            print(f"geomean shipped / stagger: {statistics.geometric_mean(ratios):.3f} over {len(ratios)} sizes (> 1: stagger faster)")
 
 
 if __name__ == "__main__":
