@@ -12,7 +12,8 @@ import sys
 def form(name):
     g = lambda k: re.search(r"_%s(\d+)" % k, name).group(1)
     mt = re.search(r"_MT(\d+x\d+)x", name).group(1)
-    return f"{mt} wg{re.search(r'_WG(\dx\d)', name).group(1)} pgr{g('PGR')} gsu{g('GSU')} pk{g('PK')} mc{g('MC')} su{g('SU')}"
+    wg = re.search(r"_WG(\dx\d)", name).group(1)
+    return f"{mt} wg{wg} pgr{g('PGR')} gsu{g('GSU')} pk{g('PK')} mc{g('MC')} su{g('SU')}"
 
 
 def main(paths):
