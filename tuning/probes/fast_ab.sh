@@ -28,7 +28,7 @@ elif [ "${1:-}" = run ]; then
   for w in fastold fastlogic; do
     KILN_LIBRARY=$PWD/build-probe/$w/build/libkiln.so timeout 200 python3 bench/bench_gemm.py --cases fp8_fast \
       --iters 20 --budget-s 0.5 --out $OUT/$w > $OUT/$w.txt 2>&1 || echo "$w: rc $?"
-    echo "== $w"; grep -A4 "## Summary" $OUT/$w.md | tail -3
+    echo "== $w"; grep "fast-accum" $OUT/$w.md | grep ratio
   done
 else
   echo "usage: fast_ab.sh build | run" >&2; exit 2
