@@ -234,7 +234,12 @@ KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
 // sizes the 1-D grid and sets work_pairs) instead of one query block of the 3-D grid. Between two items the producer
 // loads the next item's Q (once the consumers' last S of the item has read Q) and first key tiles while the consumers
 // finish P V and write O, and the CTA is not launched again; K and V^T stages and their barrier phases run on across
-// items.
+// items. 2 is 1 with the split tail of kiln_attn_abi.h (kiln_attn_split_piece; used where the runtime sets
+// p.split_units): the last units of the order are cut along their key tiles so that every CTA ends at about the same
+// time, where whole units leave the last round part empty (e.g. 1,024 units on 132 SMs: 7.76 waves in 8 rounds). A
+// CTA whose range ends inside a unit writes that piece's O, row max and row sums (FP32, unnormalized) to its slot
+// of p.split_work and raises its warps' flags; the next CTA, whose range starts with the rest of that unit, runs that
+// piece last, waits for the flags and folds the partial into its own before it stores O.
 KILN_ATTN_OPTION(AttnPersist, PERSIST, 0)
 // C::OTMA (optional, default 0; with PERSIST; the generator sets it with persist): O leaves through per-warp staging
 // rows in shared memory and TMA stores (the o map of kiln_attn_tma_params, where the caller set p.o_map) instead of
@@ -254,6 +259,7 @@ template <class C> struct AttnWgmma {
     static constexpr bool SPEC = AttnSpec<C>::value > 0 || (AttnSpec<C>::value < 0 && CW == 3 && PV16 && LAZY > 0);
     static constexpr bool PMAX = AttnPmax<C>::value != 0;
     static constexpr bool PERSIST = AttnPersist<C>::value != 0;
+    static constexpr bool SPLIT = AttnPersist<C>::value == 2;  // the split tail (PERSIST above)
     static constexpr int GROUP = PROMOTE ? PROMOTE : 1;  // key tiles per promotion group
     // O's columns per pass over the keys: with fp8 P V head dim 256 makes two passes of 128 (S is recomputed for
     // each: a third more tensor work, but O and its promotion sums fit the registers), the others one.
@@ -341,6 +347,10 @@ template <class C> struct AttnWgmma {
                   "tiles on 1024-byte boundaries");
     static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
     static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
+    static_assert(AttnPersist<C>::value >= 0 && AttnPersist<C>::value <= 2, "persist 0, 1 or 2 (split tail)");
+    static_assert(!SPLIT || (NPASS == 1 && 4 * CW <= KILN_ATTN_SPLIT_WARPS &&
+                             NO / 2 + 4 <= KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) / (128 * CW)),
+                  "the split tail merges one pass of O, a flag a consumer warp, in a slot of the ABI's size");
 
     struct Bars {
         uint64_t *base;
@@ -356,9 +366,13 @@ template <class C> struct AttnWgmma {
     // One work item: query block m0 of head h of sequence b, the sequence's lengths and first rows (varlen; 0 else), and
     // where its tiles start in the CTA's sequence of items: the ring's tile count before it (tb) and its index (it:
     // Q's barrier phase). 32-bit throughout: the transposing producer has 40 registers a thread.
+    // SPLIT: a piece of a unit of the split tail has its first key tile kt0 and its count pn (0: the whole unit) and
+    // its role (kiln_attn_split_piece: 0 whole, 1 writes a partial, 2 merges the previous CTA's).
     struct Item {
         int b, h, m0, len_q, len_k, q_first, k_first, tb, it;
+        int kt0, pn, role;
         KILN_DEVICE int n_tiles(const kiln_attn_params &p) const {
+            if (SPLIT && pn > 0) return pn;
             const int n_end = p.causal ? min(len_k, m0 + BM + len_k - len_q) : len_k;
             return n_end > 0 ? (n_end + BN - 1) / BN : 0;
         }
@@ -384,8 +398,22 @@ template <class C> struct AttnWgmma {
         const bool grid3 = p.work_heads == 0;
         const int units = grid3 ? 1 : (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
         const int step = grid3 ? 1 : (int)gridDim.x;
+        // SPLIT: the head of the order in whole units (c, c + grid, ...), then the CTA's pieces of the split tail (the
+        // runtime sets split_units only for non-causal fixed lengths, where a unit is one query block). (One loop
+        // for both: with the pieces in a loop of their own, or the body in a function, ptxas spilled 160-230 bytes
+        // and placed the other kernels' code differently.)
+        // (Nothing more is carried from unit to unit than u: the tail's piece index is (u - the head's end) / step,
+        // as the head ends on a multiple of the grid; each more value live across the items spilled at head dim 256.)
 #pragma unroll 1
-        for (int u = grid3 ? 0 : (int)blockIdx.x; u < units; u += step) {
+        for (int u = grid3 ? 0 : (int)blockIdx.x; SPLIT || u < units; u += step) {
+            int unit = u;
+            if constexpr (SPLIT) {
+                w.kt0 = 0, w.pn = 0, w.role = 0;
+                const int head = grid3 ? units : units - p.split_units;
+                if (u >= head && !kiln_attn_split_piece(units, p.split_units, (p.seqlen_k + BN - 1) / BN, step,
+                                                        blockIdx.x, (u - head) / step, &unit, &w.kt0, &w.pn, &w.role))
+                    break;
+            }
             int blk0, blk1 = -1;  // the unit's query blocks (blk1: the mirror, or none)
             if (grid3) {
                 w.b = (int)blockIdx.z, w.h = (int)blockIdx.y, blk0 = grid_block(p);
@@ -394,7 +422,7 @@ template <class C> struct AttnWgmma {
                 const bool pairs = p.work_pairs && p.causal;
                 const int per = pairs ? (nblk + 1) / 2 : nblk;  // units of a (batch, head)
                 const int sec = p.work_heads;
-                const int s0 = u / (sec * per) * sec, n = min(sec, hb_all - s0), r = u - s0 * per;
+                const int s0 = unit / (sec * per) * sec, n = min(sec, hb_all - s0), r = unit - s0 * per;
                 const int x = r / n, hb = s0 + r % n;
                 w.b = hb / p.heads_q, w.h = hb % p.heads_q;
                 blk0 = p.causal ? nblk - 1 - x : x;
@@ -561,7 +589,7 @@ template <class C> struct AttnWgmma {
 
     KILN_DEVICE static void produce_vpre(const kiln_attn_params &p, const kiln_attn_tma_params &maps, uint8_t *smem,
                                          const Bars &bars, int h, int kvh, int qrow0, int krow0, int bc, int b,
-                                         int n_tiles, int tb, int it) {
+                                         int n_tiles, int tb, int it, int kt0) {
         KILN_STAMP(it, 16, clock64());
         if (it > 0) sm90::mbar_wait(bars.qempty(), (uint32_t)(it - 1) & 1);
         KILN_STAMP(it, 17, clock64());
@@ -570,11 +598,12 @@ template <class C> struct AttnWgmma {
         // (an item that starts before its head is packed re-reads the head's count at each tile until it is done,
         // and polls the tile's chunk flags only while it is not: polling every tile of a long item cost 14-18 %)
         bool vt_wait = FILL && p.vt_fill && !vt_head_done(p, b * p.heads_kv + kvh);
+        // (kt0: SPLIT's first key tile of the item, krow0 its row; V^T's coordinates count the sequence's keys)
         for (int t = 0; t < n_tiles; ++t) {  // (one pass)
-            const int tg = tb + t, st = tg % ST, row = krow0 + t * BN;
+            const int tg = tb + t, st = tg % ST, row = krow0 + t * BN, key = (kt0 + t) * BN;
             const uint32_t ph = (uint32_t)((tg / ST) - 1) & 1;
             if (vt_wait && t > 0) vt_wait = !vt_head_done(p, b * p.heads_kv + kvh);
-            if (vt_wait) wait_vt(p, b * p.heads_kv + kvh, t * BN);  // (while the consumers still use the stage)
+            if (vt_wait) wait_vt(p, b * p.heads_kv + kvh, key);  // (while the consumers still use the stage)
             if (tg >= ST) sm90::mbar_wait(bars.kempty(st), ph);
             sm90::mbar_arrive_expect_tx(bars.kfull(st), KV_BYTES);
             load_rows(smem + OFF_K + st * KV_BYTES, &maps.k, bars.kfull(st), BN, kvh, row, bc);
@@ -583,7 +612,7 @@ template <class C> struct AttnWgmma {
 #pragma unroll
             for (int pnl = 0; pnl < BN / 64; ++pnl)
                 sm90::tma_load_4d(smem + OFF_VT + st * VT_BYTES + pnl * VT_PANEL, &maps.v, bars.vtfull(st),
-                                  t * BN + 64 * pnl, 0, kvh, b);  // V^T per sequence, also with varlen
+                                  key + 64 * pnl, 0, kvh, b);  // V^T per sequence, also with varlen
         }
     }
 
@@ -640,8 +669,9 @@ template <class C> struct AttnWgmma {
                 }
                 if (tid == 0)
                     for_each_item(p, [&](const Item &w) {
-                        produce_vpre(p, maps, smem, bars, w.h, w.h / group, w.q_first + w.m0, w.k_first,
-                                     varlen ? 0 : w.b, w.b, w.n_tiles(p), w.tb, w.it);
+                        produce_vpre(p, maps, smem, bars, w.h, w.h / group, w.q_first + w.m0,
+                                     w.k_first + (SPLIT ? w.kt0 * BN : 0), varlen ? 0 : w.b, w.b, w.n_tiles(p), w.tb,
+                                     w.it, SPLIT ? w.kt0 : 0);
                     });
                 return;
             }
@@ -652,7 +682,7 @@ template <class C> struct AttnWgmma {
             }
             for_each_item(p, [&](const Item &w) {
                 const int n_tiles = w.n_tiles(p), kvh = w.h / group, bc = varlen ? 0 : w.b, tb = w.tb;
-                const int qrow0 = w.q_first + w.m0, krow0 = w.k_first;
+                const int qrow0 = w.q_first + w.m0, krow0 = w.k_first + (SPLIT ? w.kt0 * BN : 0);
                 // Tiles in load order t = pass * n_tiles + j: K tile j (every pass), V tile j's columns of the pass;
                 // the ring's stages, raw V buffers and phases count tb + t. K tile t into its ring stage; raw V tile
                 // t into buffer (tb + t) % VRAW, which the transpose of tile t - VRAW read last (the named barrier
@@ -732,8 +762,9 @@ template <class C> struct AttnWgmma {
         sm90::regs_alloc<CONSUMER_REGS>();
         for_each_item(p, [&](const Item &w) {
             if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
+            // (SPLIT: a piece's keys counted from its first tile; only non-causal problems are split)
             consume(p, &maps.o, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q,
-                    w.len_k, w.tb, w.it);
+                    w.len_k - (SPLIT ? w.kt0 * BN : 0), w.tb, w.it, SPLIT ? w.role : 0);
         });
         if constexpr (OSTAGE)
             if (lane == 0) sm90::bulk_wait<0>();  // O's last stores done before the CTA's shared memory goes
@@ -1039,7 +1070,7 @@ template <class C> struct AttnWgmma {
     // One item (query block m0 of head h of sequence b, its tiles from tb in the ring's count, its index it).
     KILN_DEVICE static void consume(const kiln_attn_params &p, const kiln_tma_desc *omap, uint8_t *smem,
                                     const Bars &bars, int cw, int warp, int lane, int b, int h, int m0, int n_tiles,
-                                    int off, int len_k, int tb, int it) {
+                                    int off, int len_k, int tb, int it, int role) {
         const int64_t di = attn_descale_index(p, b, h);
         const int g = lane >> 2, q4 = lane & 3;
         Rows r;
@@ -1194,8 +1225,59 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0) fold(o, ot);  // the last group, whole or not
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
+            if constexpr (SPLIT) {  // (one pass)
+                if (role == 1) {  // the unit's first tiles: the next CTA stores O
+                    split_store(p, o, r, 4 * cw + warp, lane);
+                    continue;
+                }
+                if (role == 2) split_merge(p, o, r, 4 * cw + warp, lane);
+            }
             epilogue(p, omap, o, r, pass, b, h);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
+        }
+    }
+
+    // SPLIT: the piece's partial, unnormalized, in slot blockIdx.x of p.split_work ([value][consumer thread]: O's
+    // accumulators, then the rows' max and this lane's row sums), then consumer warp fw's flag, released once every
+    // lane's stores are visible at the GPU's scope.
+    KILN_DEVICE static void split_store(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int fw,
+                                        int lane) {
+        constexpr int NT = 128 * CW;
+        float *slot = p.split_work + (int64_t)blockIdx.x * KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) + 32 * fw + lane;
+#pragma unroll
+        for (int i = 0; i < NO / 2; ++i) __stcg(slot + i * NT, o[i]);
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            __stcg(slot + (NO / 2 + hh) * NT, r.m[hh]);
+            __stcg(slot + (NO / 2 + 2 + hh) * NT, r.l[hh]);
+        }
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) sm90::st_release_gpu(p.split_flags + (int64_t)blockIdx.x * KILN_ATTN_SPLIT_WARPS + fw, 1);
+    }
+    // SPLIT: the unit's first tiles ran on CTA blockIdx.x - 1: once its warp fw's flag is up, its partial and this
+    // piece's are summed on the larger of the two row maxima (O's accumulators, P's row sums with PSUM among them,
+    // and the lanes' row sums are all linear in P, so each thread merges its own values).
+    KILN_DEVICE static void split_merge(const kiln_attn_params &p, float (&o)[NO / 2], Rows &r, int fw, int lane) {
+        constexpr int NT = 128 * CW;
+        const int64_t c = (int64_t)blockIdx.x - 1;
+        const int32_t *flag = p.split_flags + c * KILN_ATTN_SPLIT_WARPS + fw;
+        while (sm90::ld_acquire_gpu(flag) == 0) __nanosleep(128);
+        const float *slot = p.split_work + c * KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) + 32 * fw + lane;
+        float fo[2], fp[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            const float pm = __ldcg(slot + (NO / 2 + hh) * NT), pl = __ldcg(slot + (NO / 2 + 2 + hh) * NT);
+            const float mx = fmaxf(r.m[hh], pm);  // (-inf where neither piece saw a key of the row)
+            fo[hh] = r.m[hh] == -INFINITY ? 0.f : fast_exp2((r.m[hh] - mx) * r.sl2);
+            fp[hh] = pm == -INFINITY ? 0.f : fast_exp2((pm - mx) * r.sl2);
+            r.m[hh] = mx;
+            r.l[hh] = r.l[hh] * fo[hh] + pl * fp[hh];
+        }
+#pragma unroll
+        for (int i = 0; i < NO / 2; ++i) {  // element i: row g + 8 ((i >> 1) & 1)
+            const int hh = (i >> 1) & 1;
+            o[i] = fmaf(__ldcg(slot + i * NT), fp[hh], o[i] * fo[hh]);
         }
     }
 

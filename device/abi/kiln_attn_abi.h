@@ -22,7 +22,7 @@
 
 #include "kiln_abi.h" /* kiln_tma_desc */
 
-#define KILN_ATTN_ABI_VERSION 5
+#define KILN_ATTN_ABI_VERSION 6
 
 typedef struct kiln_attn_params {
     const void *q;                /* fp8 queries */
@@ -67,6 +67,15 @@ typedef struct kiln_attn_params {
     uint16_t *vt_fill;
     int32_t *vt_sync;
     int64_t vt_keys;              /* with vt_fill: V^T's row length (seqlen_k rounded up to 8) */
+    /* The split tail of a persistent kernel built with persist 2 (C::PERSIST 2; kiln_attn_split_piece below): 0 = no
+     * split (such a kernel then runs as persist 1). Else the last split_units units of the work order are cut along
+     * their key tiles into one range a CTA, and a unit cut between CTAs c - 1 and c is merged by c: c - 1 writes its
+     * partial O (unnormalized FP32), row max and row sums to slot c - 1 of split_work and sets its warps' flags,
+     * CTA c waits for them and folds them into its own before O is stored. Non-causal fixed-length problems only. */
+    float *split_work;            /* grid x KILN_ATTN_SPLIT_SLOT_FLOATS(bm, head_dim) floats */
+    int32_t *split_flags;         /* grid x 12 int32, zero at launch (the runtime clears them) */
+    int32_t split_units;
+    int32_t split_pad_;           /* (0) */
 } kiln_attn_params;
 
 #if defined(__CUDACC__) /* (the AMD kernels take no persistent order: host only there) */
@@ -149,6 +158,53 @@ static inline int64_t kiln_attn_work_grid(kiln_attn_params *p, int bm, int bn, i
         return single;
     p->work_pairs = 1;
     return sms;
+}
+
+/* The split tail (persist 2). Units [units - split_units, units) of the work order have `tiles` key tiles each, and
+ * their split_units x tiles tiles are cut into `grid` ranges, CTA c taking tiles [c I / grid, (c + 1) I / grid) of
+ * them (I = split_units x tiles) after its whole units c, c + grid, ... of the order's head. The runtime sets
+ * split_units to grid + (units mod grid) (0 where units is a multiple of grid), so that every range holds at least
+ * `tiles` tiles: a unit is then cut at most once, between two neighbouring CTAs, and each CTA writes at most one
+ * partial (the unit its range ends in) and merges at most one (the unit its range starts in).
+ * Piece k of CTA c, in the order the CTA runs them: its range's units from the last to the first, so that the piece
+ * a neighbour waits for is its writer's first and the piece that waits is its owner's last (no CTA waits for one of a
+ * higher index: with CTAs started in index order, every CTA it waits for has started). Returns 0 past the last piece;
+ * else sets *unit (index in the work order), *kt0 and *nt (its first key tile and count) and *role: 0 the whole unit,
+ * 1 the unit's first tiles (a partial for CTA c + 1), 2 its last tiles (merges CTA c - 1's partial before O). */
+#define KILN_ATTN_SPLIT_WARPS 12 /* flags a CTA: one per consumer warp, up to three consumer warpgroups */
+/* Floats of one CTA's partial: per consumer thread (2 x bm of them) its accumulators (head_dim / 2, and 4 row-sum
+ * columns with psum) and its rows' max and sums (4), laid out [value][thread] so that a warp's accesses coalesce. */
+#define KILN_ATTN_SPLIT_SLOT_FLOATS(bm, head_dim) ((int64_t)2 * (bm) * ((head_dim) / 2 + 8))
+static inline KILN_ATTN_HD int kiln_attn_split_piece(int32_t units, int32_t split_units, int32_t tiles, int32_t grid,
+                                                     int32_t c, int32_t k, int32_t *unit, int32_t *kt0, int32_t *nt,
+                                                     int32_t *role)
+{
+    /* 32-bit (the kernel's producer thread has 24 registers): the runtime splits only where grid x split_units x
+     * tiles <= INT32_MAX (KILN_ATTN_SPLIT_MAX_TILES) */
+    if (split_units <= 0 || tiles <= 0 || grid <= 0 || c < 0 || c >= grid || k < 0 || split_units > units ||
+        (int64_t)grid * split_units * tiles > INT32_MAX)
+        return 0;
+    const uint32_t all = (uint32_t)split_units * (uint32_t)tiles, t = (uint32_t)tiles;
+    const uint32_t b = (uint32_t)c * all / (uint32_t)grid, e = ((uint32_t)c + 1) * all / (uint32_t)grid;
+    if (b >= e || (e - 1) / t < (uint32_t)k + b / t)
+        return 0;
+    const uint32_t u = (e - 1) / t - (uint32_t)k; /* index in the tail */
+    const uint32_t lo = (b > u * t ? b : u * t) - u * t, hi = (e < (u + 1) * t ? e : (u + 1) * t) - u * t;
+    *unit = units - split_units + (int32_t)u;
+    *kt0 = (int32_t)lo;
+    *nt = (int32_t)(hi - lo);
+    *role = lo > 0 ? 2 : hi < t ? 1 : 0;
+    return 1;
+}
+/* The most grid x split_units x tiles the kernels count (in 32 bits) */
+#define KILN_ATTN_SPLIT_MAX_TILES INT32_MAX
+
+/* split_units for a persistent grid of `grid` CTAs over `units` equal units (kiln_attn_split_piece). */
+static inline KILN_ATTN_HD int64_t kiln_attn_split_units(int64_t units, int64_t grid)
+{
+    if (grid <= 0 || units <= grid || units % grid == 0)
+        return 0;
+    return grid + units % grid;
 }
 
 /* The argument of the wgmma family (sm_90a, device/kiln_attn_wgmma.h): tensor maps of Q, K and V, encoded by the

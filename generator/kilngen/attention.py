@@ -78,7 +78,10 @@ PARAMS = (
                                   "in L2, causal blocks paired with their mirror), and the producer loads the next "
                                   "block's Q and key tiles while the consumers finish the last one; such a kernel "
                                   "stores O through TMA from shared memory where it fits (kiln_attn_wgmma.h OTMA); "
-                                  "needs pv 16"),
+                                  "2 is 1 with the split tail: where whole query blocks would leave the last round "
+                                  "part empty, the last blocks of the order are cut along their keys into one even "
+                                  "range a CTA and the two pieces of a cut block merged (non-causal fixed lengths, "
+                                  "with the workspace kiln_attn_args.split_work); needs pv 16"),
     AttnParam("occ", "OCC", 2, "mfma, wmma: waves per SIMD the compiler must allow (amdgpu_waves_per_eu); the build "
                                "checks the occupancy reaches it"),
 )
@@ -259,10 +262,12 @@ def _wgmma_pv_rules(s: "AttnSolution") -> list:
     if s.speculate and s.pv != 16:
         return [("speculate", f"{s.speculate} needs pv 16 (P made before the max is known needs f16's room above "
                               f"the lazy max)")]
-    if s.persist not in (0, 1):
-        return [("persist", f"{s.persist} must be 0 (a CTA a query block) or 1 (persistent CTAs over the work order)")]
+    if s.persist not in (0, 1, 2):
+        return [("persist", f"{s.persist} must be 0 (a CTA a query block), 1 (persistent CTAs over the work order) or "
+                            f"2 (1 with the split tail)")]
     if s.persist and s.pv != 16:
-        return [("persist", "1 needs pv 16 (with fp8 P beside the transposing producer the item loop spills)")]
+        return [("persist", f"{s.persist} needs pv 16 (with fp8 P beside the transposing producer the item loop "
+                            f"spills)")]
     return []
 
 

@@ -33,6 +33,23 @@ static kiln_status pack_size(const kiln_attn_problem *p, size_t *bytes);
 static kiln_status pack_v(kiln_handle h, const kiln_attn_problem *p, const void *v, const int32_t *cu_seqlens_k,
                           void *vt, size_t vt_bytes, void *stream);
 
+/* The split tail of a persist 2 kernel (kiln_attn_abi.h, kiln_attn_split_piece): the flags (one a consumer warp of
+ * each CTA, rounded up to 256 bytes), then a slot of partials a CTA. */
+static size_t split_flag_bytes(int64_t grid) { return (size_t)((grid * KILN_ATTN_SPLIT_WARPS * 4 + 255) / 256 * 256); }
+static size_t split_bytes(const kiln_attn_solution *sol, int64_t grid)
+{
+    return split_flag_bytes(grid) + (size_t)(grid * KILN_ATTN_SPLIT_SLOT_FLOATS(sol->bm, sol->head_dim) * 4);
+}
+/* split_units for the problem in k (filled, with work_pairs and work_heads set) on grid gx of kernel sol: 0 where the
+ * kernel has no split tail, the grid is not persistent, the problem is causal or varlen (units of unequal cost), or
+ * the units fill whole rounds. */
+static int64_t split_units_for(const kiln_attn_solution *sol, const kiln_attn_params *k, int64_t gx)
+{
+    if (sol->persistent != 2 || gx <= 0 || k->causal || k->cu_seqlens_q)
+        return 0;
+    return kiln_attn_split_units(kiln_attn_work_units(k, sol->bm, 0), gx);
+}
+
 /* The longest query sequence for which a kernel packs V itself (v_packed 2; run below) */
 #define KILN_ATTN_FILL_MAX_SEQLEN_Q 8192
 
@@ -701,6 +718,21 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
         const int64_t gx = kiln_attn_work_grid(&P.p, sol->bm, sol->bn, h->limits.sm_count);
         if (gx > 0) /* else the 3-D grid, work_heads 0 */
             grid[0] = (uint32_t)gx, grid[1] = grid[2] = 1;
+        /* persist 2 with args->split_work: the last round's units cut along their keys (kiln_attn_abi.h); without
+         * the workspace the kernel runs as persist 1 */
+        const int64_t split = a->split_work ? split_units_for(sol, &P.p, gx) : 0;
+        if (split > 0) {
+            const size_t need = split_bytes(sol, gx);
+            if ((uintptr_t)a->split_work % 16)
+                return misaligned("args->split_work", a->split_work, 16);
+            if (a->split_work_bytes < need)
+                return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
+                                 "args->split_work_bytes = %zu is below the %zu of kiln_attn_split_work_size (%s)",
+                                 a->split_work_bytes, need, sol->name);
+            P.p.split_units = (int32_t)split;
+            P.p.split_flags = (int32_t *)a->split_work;
+            P.p.split_work = (float *)((char *)a->split_work + split_flag_bytes(gx));
+        }
     }
     /* v_packed 2: the kernel packs V itself where it can, its CTAs all run at once (one wave: the packing warps of a
      * CTA keep it until every chunk is taken, which would hold up the CTAs of a later wave) and the pass would cost
@@ -722,6 +754,12 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
         if (st != KILN_STATUS_SUCCESS)
             return kiln_fail(st, "clearing the V^T flags of %s: %s", sol->name, h->backend->last_error(h->dev));
     }
+    if (P.p.split_units > 0) { /* the flags start at 0 */
+        const size_t fb = split_flag_bytes(grid[0]);
+        st = h->backend->zero_2d(h->dev, P.p.split_flags, fb, fb, 1, stream);
+        if (st != KILN_STATUS_SUCCESS)
+            return kiln_fail(st, "clearing the split flags of %s: %s", sol->name, h->backend->last_error(h->dev));
+    }
     const void *arg = sol->family == KILN_FAMILY_WGMMA ? (const void *)&P : (const void *)&P.p;
     size_t arg_bytes = sol->family == KILN_FAMILY_WGMMA ? sizeof P : sizeof P.p;
     st = h->backend->launch(h->dev, kernel, grid, (uint32_t)sol->threads, (uint32_t)sol->lds_bytes, arg, arg_bytes,
@@ -736,6 +774,48 @@ kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_
 {
     kiln_call_begin();
     return kiln_call_end(kiln_slot(h), "kiln_attn_run", run(h, p, algo, args, stream));
+}
+
+static kiln_status split_size(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, size_t *bytes)
+{
+    if (!h || !p || !bytes)
+        return kiln_fail(KILN_STATUS_NULL_POINTER, "%s is NULL", !h ? "h" : !p ? "p" : "bytes");
+    *bytes = 0;
+    kiln_status st = kiln_attn_validate(h, p);
+    if (st != KILN_STATUS_SUCCESS || p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
+        return st;
+    int s = -1;
+    if (algo) {
+        s = kiln_handle_find_attn_algo(h, algo);
+        if (s < 0)
+            return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                             "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library",
+                             algo->name_hash);
+    } else {
+        int count = 0;
+        st = select_attn(h, p, &s, 1, &count, NULL);
+        if (st != KILN_STATUS_SUCCESS)
+            return st;
+    }
+    const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
+    if (sol->persistent != 2)
+        return KILN_STATUS_SUCCESS;
+    kiln_attn_args a;
+    memset(&a, 0, sizeof a);
+    kiln_attn_params k;
+    fill(p, &a, &k);
+    if (kiln_attn_work_units(&k, sol->bm, 0) > INT32_MAX - (INT64_C(1) << 20))
+        return KILN_STATUS_SUCCESS; /* (kiln_attn_run refuses it) */
+    const int64_t gx = kiln_attn_work_grid(&k, sol->bm, sol->bn, h->limits.sm_count);
+    if (split_units_for(sol, &k, gx) > 0)
+        *bytes = split_bytes(sol, gx);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attn_split_work_size(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, size_t *bytes)
+{
+    kiln_call_begin();
+    return kiln_call_end(kiln_slot(h), "kiln_attn_split_work_size", split_size(h, p, algo, bytes));
 }
 
 /* ---- V^T packed for the vpre kernels (kiln_attn_pack_v) ---- */

@@ -178,9 +178,10 @@ const kiln_code_object kiln_code_objects[] = {
 };
 const int kiln_num_code_objects = COUNT(kiln_code_objects);
 
+/* (the packed-V kernels are persistent; the one that packs V itself, v_packed 2, also has the split tail: 2) */
 #define ATTN_V(n, hash, a, fam, q, o, d, m, b, t, lds, pb, vp)                                                      \
     {.name = n, .name_hash = hash, .arch = a, .family = fam, .qkv_type = q, .o_type = o, .head_dim = d, .bm = m,     \
-     .bn = b, .threads = t, .lds_bytes = lds, .p_bits = pb, .v_packed = vp, .persistent = vp != 0}
+     .bn = b, .threads = t, .lds_bytes = lds, .p_bits = pb, .v_packed = vp, .persistent = vp}
 #define ATTN(n, hash, a, fam, q, o, d, m, b, t, lds, pb) ATTN_V(n, hash, a, fam, q, o, d, m, b, t, lds, pb, 0)
 const kiln_attn_solution kiln_attn_solutions[] = {
     [FAKE_ATTN_D128_BM128] = ATTN("fake_attn_d128_bm128_SM90", 0x0bd89e11cccb5465ull, KILN_ARCH_SM90, KILN_FAMILY_MMA,

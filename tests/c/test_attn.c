@@ -613,6 +613,162 @@ static void test_packed_v(kiln_handle h)
     CHECK(kiln_set_arch(h, "sm90") == KILN_STATUS_SUCCESS, "set_arch back");
 }
 
+/* The split tail's walk (kiln_attn_abi.h, kiln_attn_split_piece) as every CTA of a persistent grid runs it: over
+ * random unit counts, grids and key tiles, every key tile of every unit exactly once (the head's whole units
+ * c, c + grid, ... too), each CTA's tiles within one of every other's, a cut unit in exactly two pieces of neighbouring
+ * CTAs (the first tiles role 1 and that CTA's first piece, the rest role 2 and the next CTA's last piece), at most one
+ * piece of each role a CTA, and nothing returned past the last piece or for bad arguments. */
+static void test_split_walk(void)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    int failures = 0;
+    static int32_t seen[4096 * 64];
+    static int cut_by[4096];
+    for (int trial = 0; trial < 3000 && failures < 5; trial++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const int64_t grid = 1 + (int64_t)(seed >> 33) % 200;
+        const int64_t units = grid + 1 + (int64_t)(seed >> 13) % (trial % 3 == 0 ? 7 : 4 * grid);
+        const int64_t tiles = 1 + (int64_t)(seed >> 45) % 64;
+        if (units > 4096)
+            continue;
+        const int64_t split = kiln_attn_split_units(units, grid);
+        if (units % grid == 0) {
+            failures += split != 0;
+            continue;
+        }
+        if (split != grid + units % grid || split > units) {
+            failures++;
+            continue;
+        }
+        memset(seen, 0, sizeof(int32_t) * (size_t)(units * tiles));
+        for (int64_t u = 0; u < units; u++)
+            cut_by[u] = -1;
+        int64_t lo_tiles = INT64_MAX, hi_tiles = 0;
+        for (int64_t c = 0; c < grid; c++) {
+            int64_t mine = 0;
+            for (int64_t u = c; u < units - split; u += grid) {
+                for (int64_t t = 0; t < tiles; t++)
+                    seen[u * tiles + t]++;
+                mine += tiles;
+            }
+            int ones = 0, twos = 0, k = 0, last_role = -1;
+            int64_t unit = -1, prev_unit = INT64_MAX;
+            int32_t kt0 = -1, nt = -1, role = -1;
+            for (; kiln_attn_split_piece(units, split, tiles, grid, c, k, &unit, &kt0, &nt, &role); k++) {
+                if (unit < units - split || unit >= units || unit >= prev_unit || nt < 1 || kt0 < 0 ||
+                    kt0 + nt > tiles || role != (kt0 > 0 ? 2 : kt0 + nt < tiles ? 1 : 0) ||
+                    (role == 1 && k != 0) || (role == 2 && c == 0)) {
+                    failures++;
+                    break;
+                }
+                prev_unit = unit;
+                for (int64_t t = kt0; t < kt0 + nt; t++)
+                    seen[unit * tiles + t]++;
+                mine += nt;
+                ones += role == 1, twos += role == 2, last_role = role;
+                if (role == 1)
+                    cut_by[unit] = (int)c;
+                if (role == 2 && cut_by[unit] != (int)c - 1)
+                    failures++; /* merged from the CTA before it, which ran the unit's first tiles */
+            }
+            if (ones > 1 || twos > 1 || (twos == 1 && last_role != 2) || k > 3)
+                failures++;
+            lo_tiles = mine < lo_tiles ? mine : lo_tiles;
+            hi_tiles = mine > hi_tiles ? mine : hi_tiles;
+            int32_t x = 0;
+            int64_t y = 0;
+            failures += kiln_attn_split_piece(units, split, tiles, grid, c, k + 1, &y, &x, &x, &x) != 0;
+        }
+        for (int64_t i = 0; i < units * tiles; i++)
+            failures += seen[i] != 1;
+        failures += hi_tiles - lo_tiles > 1;
+        if (failures)
+            fprintf(stderr, "split walk: units %lld grid %lld tiles %lld: %d failures\n", (long long)units,
+                    (long long)grid, (long long)tiles, failures);
+    }
+    CHECK(failures == 0, "split walk: %d failures", failures);
+    int64_t u = 0;
+    int32_t x = 0;
+    CHECK(!kiln_attn_split_piece(100, 0, 8, 10, 0, 0, &u, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 8, 10, 10, 0, &u, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 0, 10, 0, 0, &u, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 8, 10, -1, 0, &u, &x, &x, &x) &&
+              kiln_attn_split_units(132, 132) == 0 && kiln_attn_split_units(100, 132) == 0 &&
+              kiln_attn_split_units(1024, 132) == 232,
+          "split walk: bad arguments and whole rounds");
+}
+
+/* kiln_attn_run with a split-tail kernel (the fake table's persist 2 entry): the workspace's size, the flags cleared
+ * on the stream, the params' split fields, and the calls that take no split or are refused. */
+static void test_split_run(kiln_handle h)
+{
+    static _Alignas(16) uint8_t q[64], k[64];
+    static _Alignas(16) uint16_t o[64], vt[64];
+    static _Alignas(16) uint8_t work[16];
+    kiln_attn_args a = {.q = q, .k = k, .v = vt, .o = o};
+    /* 3 x 8 heads x 8 query blocks of 128 = 192 units on 132 CTAs: the last 132 + 60 are split */
+    kiln_attn_problem p = attn(3, 8, 2, 1000, 777, 128);
+    p.o_type = F16, p.v_packed = 1;
+    const size_t flags = (132 * 12 * 4 + 255) / 256 * 256, need = flags + (size_t)132 * 2 * 128 * (64 + 8) * 4;
+    size_t bytes = 0;
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, NULL, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == need, "split work %zu, expected %zu", bytes, need);
+    a.split_work = work, a.split_work_bytes = need; /* (the fake device never touches it) */
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, (void *)0x7), KILN_STATUS_SUCCESS, "");
+    const kiln_attn_params *k0 = &fake.last[0].attn;
+    CHECK(fake.launches == 1 && fake.last[0].grid[0] == 132 && k0->split_units == 192 &&
+              (void *)k0->split_flags == (void *)work && (char *)k0->split_work == (char *)work + flags,
+          "split launch: grid %u, split_units %d", fake.last[0].grid[0], k0->split_units);
+    CHECK(fake.zeros == 1 && fake.zero[0].dst == (void *)work && fake.zero[0].width == flags &&
+              fake.zero[0].height == 1 && fake.zero[0].stream == (void *)0x7,
+          "flags cleared: %d fills", fake.zeros);
+    /* no workspace: the same kernel, unsplit */
+    kiln_attn_args none = a;
+    none.split_work = NULL, none.split_work_bytes = 0;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &none, NULL), KILN_STATUS_SUCCESS, "");
+    CHECK(fake.launches == 1 && fake.last[0].attn.split_units == 0 && fake.zeros == 0, "no workspace: no split");
+    /* too small, misaligned: refused, nothing launched */
+    kiln_attn_args small = a;
+    small.split_work_bytes = need - 1;
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &small, NULL), KILN_STATUS_WORKSPACE_TOO_SMALL,
+               "args->split_work_bytes = ");
+    kiln_attn_args odd = a;
+    odd.split_work = work + 4;
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &odd, NULL), KILN_STATUS_MISALIGNED, "args->split_work");
+    CHECK(fake.launches == 0 && fake.zeros == 0, "bad workspaces: nothing launched (%d)", fake.launches);
+    /* causal, whole rounds (4 x 33 heads x 8 blocks = 1056 = 8 x 132), one wave: no split, no bytes */
+    kiln_attn_problem c = p;
+    c.causal = 1;
+    kiln_attn_problem whole = attn(4, 33, 3, 1000, 777, 128);
+    whole.o_type = F16, whole.v_packed = 1;
+    kiln_attn_problem wave = attn(1, 8, 2, 1000, 777, 128);
+    wave.o_type = F16, wave.v_packed = 1;
+    const kiln_attn_problem *nos[3] = {&c, &whole, &wave};
+    for (int i = 0; i < 3; i++) {
+        bytes = 1;
+        EXPECT_HAS(h, kiln_attn_split_work_size(h, nos[i], NULL, &bytes), KILN_STATUS_SUCCESS, "");
+        fake_reset();
+        EXPECT_HAS(h, kiln_attn_run(h, nos[i], NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+        CHECK(bytes == 0 && fake.launches == 1 && fake.last[0].attn.split_units == 0 && fake.zeros == 0,
+              "no split %d: %zu bytes, split_units %d", i, bytes, fake.last[0].attn.split_units);
+    }
+    /* a kernel without the split tail needs no bytes; bad calls */
+    kiln_attn_problem plain = attn(3, 8, 2, 1000, 777, 128);
+    plain.o_type = F16;
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &plain, NULL, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == 0, "no split kernel: %zu bytes", bytes);
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, NULL, NULL), KILN_STATUS_NULL_POINTER, "bytes is NULL");
+    kiln_algo bogus = {0};
+    bogus.name_hash = 0x1234;
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, &bogus, &bytes), KILN_STATUS_INVALID_ALGO, "names no attention");
+    kiln_attn_problem bad = p;
+    bad.head_dim = 100;
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &bad, NULL, &bytes), KILN_STATUS_NOT_SUPPORTED, "");
+}
+
 int main(void)
 {
     kiln_handle h = NULL;
@@ -623,6 +779,8 @@ int main(void)
     test_run(h);
     test_wgmma(h);
     test_packed_v(h);
+    test_split_walk();
+    test_split_run(h);
     kiln_destroy(h);
     return test_summary("test_attn");
 }

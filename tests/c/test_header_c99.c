@@ -21,7 +21,7 @@ int main(void)
     failed += kiln_prepack_b_size(16, 20, &bytes, &ldb) != KILN_STATUS_SUCCESS || bytes != 16 * 32 || ldb != 32;
     failed += kiln_destroy(h) != KILN_STATUS_NULL_POINTER;
     failed += strcmp(kiln_status_string(KILN_STATUS_SUCCESS), "success") != 0;
-    failed += KILN_API_VERSION != 7;
+    failed += KILN_API_VERSION != 8;
     {
         kiln_attn_problem ap;
         size_t vt = 0;

@@ -255,6 +255,17 @@ def test_wgmma_rules():
     assert _wgmma(**f16, head_dim=64, bm=192, sched=3) == ["sched"]  # turns alternate exactly two consumers
     sol = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E5M2, DType.F16, 256, 64, 64, stages=2, pv=16)
     assert attn.decode(sol.name) == sol
+    # persist: 1 persistent, 2 with the split tail (PERSIST 2 in the header, the table's persistent 2, "PE2" in the
+    # name, shared memory as persist 1: the O staging); f16 P V only
+    assert _wgmma(**f16, persist=1) == [] and _wgmma(**f16, persist=2) == []
+    assert _wgmma(**f16, persist=3) == ["persist"] and _wgmma(persist=2) == ["persist"]
+    sp = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, pv=16,
+                           vpre=1, persist=2)
+    pe = attn.AttnSolution(Arch.SM90, Family.WGMMA, DType.E4M3, DType.BF16, 256, 128, 64, stages=3, sched=1, pv=16,
+                           vpre=1, persist=1)
+    assert sp.name.endswith("_PE2_WGMMA_SM90") and attn.decode(sp.name) == sp
+    assert attn.table_row(sp)["persistent"] == 2 and sp.lds_bytes == pe.lds_bytes and sp.threads == pe.threads
+    assert dict(attn._wgmma_constants(sp))["PERSIST"] == 2 and dict(attn._wgmma_constants(sp))["OTMA"] == 2
 
 
 # --- YAML ------------------------------------------------------------------------------------------------------------

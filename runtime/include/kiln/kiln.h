@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_API_VERSION 7
+#define KILN_API_VERSION 8
 
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
@@ -282,6 +282,8 @@ typedef struct kiln_attn_args {
     float softmax_scale;                          /* > 0, or 0 for 1 / sqrt(head_dim) */
     void *vt_work;          /* v_packed 2 (API 7): 16-byte aligned device memory of kiln_attn_pack_v_size's bytes for */
     size_t vt_work_bytes;   /*   that problem (V^T and the chunks' flags, which kiln_attn_run clears on the stream) */
+    void *split_work;       /* API 8: NULL, or 16-byte aligned device memory of kiln_attn_split_work_size's bytes for */
+    size_t split_work_bytes; /*  the problem and algo: lets a kernel with a split tail use it (kiln_attn_split_work_size) */
 } kiln_attn_args;
 
 /* Packed strides, causal 0, no varlen, no lse, no descales. Sizes may be 0 (nothing to compute). */
@@ -298,6 +300,17 @@ kiln_status kiln_attn_explain(kiln_handle h, const kiln_attn_problem *p, char *b
  * heads_q or seqlen_q 0) launches nothing. */
 kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *args,
                           void *stream);
+
+/* The split tail (API 8; sm90 wgmma kernels built with `persist: 2`): a persistent kernel whose query blocks leave
+ * the last round of its CTAs part empty (e.g. 1,024 blocks on 132 SMs: 7.76 waves in 8 rounds) cuts the last rounds'
+ * blocks along their keys into one even range a CTA, and a block cut between two CTAs is summed by the second from the
+ * first's partial (FP32 O, row max and row sums) in args->split_work. Non-causal problems of fixed lengths only.
+ * kiln_attn_split_work_size: the bytes that the kernel `algo` (NULL: the one kiln_attn_run would pick) needs for p,
+ * 0 where it takes no split (no such kernel, causal or varlen, the blocks fill whole rounds, an empty problem);
+ * grid x (48 + 8 x bm x (head_dim / 2 + 8)) bytes, rounded, with grid at most the SM count (18 MB at head dim 256, bm
+ * 128, 132 SMs). kiln_attn_run clears its flags on the stream. args->split_work NULL: such a kernel runs without the
+ * split; a smaller split_work_bytes is KILN_STATUS_WORKSPACE_TOO_SMALL. */
+kiln_status kiln_attn_split_work_size(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, size_t *bytes);
 
 /* V packed for the attention kernels that read V^T in f16 (sm90 wgmma, `vpre: 1` in YAML): there the producer
  * warpgroup neither widens V nor transposes it, and the kernels run 1.06x (head dim 64) to 1.15x (256) faster

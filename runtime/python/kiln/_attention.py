@@ -290,8 +290,17 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     a.softmax_scale = scale
     if vt_work is not None:
         a.vt_work, a.vt_work_bytes = vt_work.data_ptr(), vt_work.numel()
-    stream = _bind_stream()(index) if q.device.type == "cuda" else None
     algo_ptr = ctypes.byref(algo) if algo is not None else None
+    split_work = None
+    if q.device.type == "cuda" and hasattr(lib, "kiln_attn_split_work_size"):
+        # a kernel with the split tail (persist 2) sums the pieces of the blocks it cuts in this buffer (kiln.h)
+        nbytes = ctypes.c_size_t(0)
+        check(lib.kiln_attn_split_work_size(h, ctypes.byref(p), algo_ptr, ctypes.byref(nbytes)),
+              "kiln_attn_split_work_size", handle=h)
+        if nbytes.value:
+            split_work = torch.empty(nbytes.value, dtype=torch.uint8, device=q.device)
+            a.split_work, a.split_work_bytes = split_work.data_ptr(), split_work.numel()
+    stream = _bind_stream()(index) if q.device.type == "cuda" else None
     check(lib.kiln_attn_run(h, ctypes.byref(p), algo_ptr, ctypes.byref(a), stream), "kiln_attn_run",
           f"q {tuple(q.shape)} k {tuple(k.shape)}", handle=h)
     return (out, lse) if return_lse else out

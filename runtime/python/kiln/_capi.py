@@ -17,7 +17,7 @@ from ._convert import CheckedStructure
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER = REPO_ROOT / "runtime" / "include" / "kiln" / "kiln.h"
-API_VERSION = 7  # KILN_API_VERSION this binding was written against
+API_VERSION = 8  # KILN_API_VERSION this binding was written against
 
 
 class Status(enum.IntEnum):
@@ -170,6 +170,7 @@ class kiln_attn_args(CheckedStructure):
         ("q_descale", ctypes.c_void_p), ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
         ("softmax_scale", ctypes.c_float),
         ("vt_work", ctypes.c_void_p), ("vt_work_bytes", ctypes.c_size_t),
+        ("split_work", ctypes.c_void_p), ("split_work_bytes", ctypes.c_size_t),
     ]
 
 
@@ -212,6 +213,8 @@ OPTIONAL_PROTOTYPES = {
                                 ctypes.c_void_p]),
     "kiln_explain_size": (_enum_t, [kiln_handle, _P(kiln_problem), _P(kiln_args), _P(ctypes.c_size_t)]),
     "kiln_attn_pack_v_size": (_enum_t, [_P(kiln_attn_problem), _P(ctypes.c_size_t)]),
+    "kiln_attn_split_work_size": (_enum_t, [kiln_handle, _P(kiln_attn_problem), _P(kiln_algo),
+                                            _P(ctypes.c_size_t)]),
     "kiln_attn_pack_v": (_enum_t, [kiln_handle, _P(kiln_attn_problem), ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
 }
