@@ -296,7 +296,9 @@ template <class C> struct AttnWgmma {
     // Where the whole rows do not fit (head dim 256 beside three stages), the panels take a half (a quarter) of the
     // columns at a time: OST_ROUNDS rounds, each waiting for the round before it to have been read.
     static constexpr int OST_PANEL = 16 * 128, OST_ALL = CONSUMER_WARPS * (DV / 64) * OST_PANEL;
-    static constexpr int END_BARS = OFF_BAR + 8 * NBARS, OFF_OST = (END_BARS + 1023) / 1024 * 1024;
+    // SPLIT: after the barriers, the CTA's plan of its split tail (split_plan: 16 int32)
+    static constexpr int OFF_PLAN = OFF_BAR + 8 * NBARS;
+    static constexpr int END_BARS = OFF_PLAN + (SPLIT ? 64 : 0), OFF_OST = (END_BARS + 1023) / 1024 * 1024;
     static constexpr int ost_rounds() {
         for (int r = 1; r <= 4; r *= 2)
             if ((DV / 64) % r == 0 && OFF_OST + OST_ALL / r + 1024 <= 227 * 1024) return r;
@@ -348,7 +350,7 @@ template <class C> struct AttnWgmma {
     static_assert(FEXP >= 0 && FEXP <= 4, "0..4 of every 4 exponentials on the FMA pipe");
     static_assert(PROMOTE >= 0 && PROMOTE <= 4, "promotion every 1..4 key tiles (0: none, biased; tests only)");
     static_assert(AttnPersist<C>::value >= 0 && AttnPersist<C>::value <= 2, "persist 0, 1 or 2 (split tail)");
-    static_assert(!SPLIT || (NPASS == 1 && 4 * CW <= KILN_ATTN_SPLIT_WARPS &&
+    static_assert(!SPLIT || (NPASS == 1 && 4 * CW <= KILN_ATTN_SPLIT_WARPS && NO % 8 == 0 &&
                              NO / 2 + 4 <= KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) / (128 * CW)),
                   "the split tail merges one pass of O, a flag a consumer warp, in a slot of the ABI's size");
 
@@ -398,21 +400,25 @@ template <class C> struct AttnWgmma {
         const bool grid3 = p.work_heads == 0;
         const int units = grid3 ? 1 : (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
         const int step = grid3 ? 1 : (int)gridDim.x;
-        // SPLIT: the head of the order in whole units (c, c + grid, ...), then the CTA's pieces of the split tail (the
-        // runtime sets split_units only for non-causal fixed lengths, where a unit is one query block). (One loop
-        // for both: with the pieces in a loop of their own, or the body in a function, ptxas spilled 160-230 bytes
-        // and placed the other kernels' code differently.)
-        // (Nothing more is carried from unit to unit than u: the tail's piece index is (u - the head's end) / step,
-        // as the head ends on a multiple of the grid; each more value live across the items spilled at head dim 256.)
+        // SPLIT: the head of the order in whole units (c, c + grid, ...), then the CTA's pieces of the split tail from
+        // split_plan (the runtime sets split_units only for non-causal fixed lengths, where a unit is one query
+        // block). One loop for both, and the pieces' arithmetic done once by split_plan: with the pieces in a loop of
+        // their own, the body in a function or kiln_attn_split_piece in the loop, ptxas spilled 100-230 bytes (the
+        // TMA thread has 24 registers) and placed the other kernels' code differently.
+        // (the tail's pieces are u = the head's end + blockIdx.x, + step, + 2 step: the loop's bound counts them)
+        const int end = SPLIT ? split_end(units, step) : units;
 #pragma unroll 1
-        for (int u = grid3 ? 0 : (int)blockIdx.x; SPLIT || u < units; u += step) {
+        for (int u = grid3 ? 0 : (int)blockIdx.x; u < end; u += step) {
             int unit = u;
             if constexpr (SPLIT) {
                 w.kt0 = 0, w.pn = 0, w.role = 0;
-                const int head = grid3 ? units : units - p.split_units;
-                if (u >= head && !kiln_attn_split_piece(units, p.split_units, (p.seqlen_k + BN - 1) / BN, step,
-                                                        blockIdx.x, (u - head) / step, &unit, &w.kt0, &w.pn, &w.role))
-                    break;
+                const uint32_t plan = lds_base() + OFF_PLAN;
+                const uint4 hd = sm90::lds_v4_u32(plan);  // the head's end, its first piece's u, the pieces
+                if (u >= (int)hd.x) {
+                    const int k = (u >= (int)hd.y + step) + (u >= (int)hd.y + 2 * step);
+                    const uint4 pc = sm90::lds_v4_u32(plan + 16 + 16 * k);
+                    unit = (int)pc.x, w.kt0 = (int)pc.y, w.pn = (int)pc.z, w.role = (int)pc.w;
+                }
             }
             int blk0, blk1 = -1;  // the unit's query blocks (blk1: the mirror, or none)
             if (grid3) {
@@ -440,6 +446,30 @@ template <class C> struct AttnWgmma {
                 ++w.it;
             }
         }
+    }
+
+    // SPLIT: the bound of for_each_item's u: past the CTA's last piece, or `units` where it has none
+    KILN_DEVICE static int split_end(int units, int step) {
+        const uint4 hd = sm90::lds_v4_u32(lds_base() + OFF_PLAN);
+        return hd.z > 0 ? (int)hd.y + (int)hd.z * step : units;
+    }
+    // SPLIT: the CTA's plan, written by thread 0 before the CTA's first barrier: {the head's end (units -
+    // split_units), the u of the CTA's first piece (the head's end + blockIdx.x: the head ends on a multiple of the
+    // grid), the count of pieces (0..3), 0}, then each piece {unit, kt0, pn, role} (kiln_attn_split_piece's order).
+    KILN_DEVICE static void split_plan(const kiln_attn_params &p, uint8_t *smem) {
+        const bool grid3 = p.work_heads == 0;
+        const int units = grid3 ? 1 : (int)kiln_attn_work_units(&p, BM, p.work_pairs && p.causal);
+        const int tail = grid3 ? 0 : p.split_units, grid = grid3 ? 1 : (int)gridDim.x, c = grid3 ? 0 : (int)blockIdx.x;
+        int32_t *plan = reinterpret_cast<int32_t *>(smem + OFF_PLAN);
+        int n = 0;
+        for (int k = 0; k < 3; ++k) {
+            int32_t *pc = plan + 4 + 4 * k;
+            if (!kiln_attn_split_piece(units, tail, (p.seqlen_k + BN - 1) / BN, grid, c, k, &pc[0], &pc[1], &pc[2],
+                                       &pc[3]))
+                break;
+            n = k + 1;
+        }
+        plan[0] = units - tail, plan[1] = units - tail + c, plan[2] = n, plan[3] = 0;
     }
 
     // The shared-memory address of the kernel's 1024-byte aligned base (attn_wgmma's `base`).
@@ -638,6 +668,7 @@ template <class C> struct AttnWgmma {
             for (int v = 2; v < VRAW; ++v) sm90::mbar_init(bars.vfull(v), 1);
             sm90::mbar_init(bars.qempty(), CONSUMER_WARPS);
             sm90::mbar_init_fence();
+            if constexpr (SPLIT) split_plan(p, smem);
         }
         if constexpr (PV16 && PSUM && !VPRE) {  // the ones panel after V's D / 64 in every stage (the widening writes
             // only V's), visible to the consumers' wgmma after the proxy fence and the barrier
@@ -766,6 +797,7 @@ template <class C> struct AttnWgmma {
             consume(p, &maps.o, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q,
                     w.len_k - (SPLIT ? w.kt0 * BN : 0), w.tb, w.it, SPLIT ? w.role : 0);
         });
+        if constexpr (SPLIT) split_finish(p, &maps.o);
         if constexpr (OSTAGE)
             if (lane == 0) sm90::bulk_wait<0>();  // O's last stores done before the CTA's shared memory goes
     }
@@ -1226,59 +1258,92 @@ template <class C> struct AttnWgmma {
             if (n_tiles > 0 && lane == 0) sm90::mbar_arrive(bars.vtempty(slot(n_tiles - 1)));
             if (stamp) KILN_STAMP(it, 8 * cw + 5, clock64());
             if constexpr (SPLIT) {  // (one pass)
-                if (role == 1) {  // the unit's first tiles: the next CTA stores O
-                    split_store(p, o, r, 4 * cw + warp, lane);
+                if (role != 0) {  // a piece: its partial for the next CTA (1) or for split_finish (2)
+                    split_store(p, o, r, role);
                     continue;
                 }
-                if (role == 2) split_merge(p, o, r, 4 * cw + warp, lane);
             }
             epilogue(p, omap, o, r, pass, b, h);
             if (stamp) KILN_STAMP(it, 8 * cw + 6, clock64());
         }
     }
 
-    // SPLIT: the piece's partial, unnormalized, in slot blockIdx.x of p.split_work ([value][consumer thread]: O's
-    // accumulators, then the rows' max and this lane's row sums), then consumer warp fw's flag, released once every
-    // lane's stores are visible at the GPU's scope.
-    KILN_DEVICE static void split_store(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int fw,
-                                        int lane) {
+    // SPLIT: a piece's partial, unnormalized, as float4 groups [group][consumer thread] (a warp's 16-byte accesses
+    // contiguous): O's accumulators in NO / 8 groups, then {the rows' max, this lane's row sums}. Role 1 (the unit's
+    // first tiles) writes slot 2 blockIdx.x and then raises the consumer warp's flag, released once every lane's
+    // stores are visible at the GPU's scope; role 2 (its last tiles, the CTA's last item) writes slot 2 blockIdx.x + 1,
+    // which split_finish merges with the previous CTA's role 1 after the item loop. (Merged inside the item's code,
+    // before its epilogue, the two partials made ptxas spill 84-276 bytes at head dim 256, whatever the wait and the
+    // loads looked like: there O's registers are live through the key loop.) The thread's place comes from %tid.x
+    // read where it is used: threadIdx.x is read once and kept live, and so would be the addresses made from it.
+    KILN_DEVICE static int split_tid() {
+        int t;
+        asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+        return t;
+    }
+    KILN_DEVICE static int split_warp() { return (split_tid() >> 5) - 4; }  // (4 CW + the warp in its warpgroup)
+    KILN_DEVICE static float4 *split_slot(const kiln_attn_params &p, int64_t slot) {
+        return reinterpret_cast<float4 *>(p.split_work + slot * KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D)) +
+               (split_tid() - 128);
+    }
+    KILN_DEVICE static void split_store(const kiln_attn_params &p, const float (&o)[NO / 2], const Rows &r, int role) {
         constexpr int NT = 128 * CW;
-        float *slot = p.split_work + (int64_t)blockIdx.x * KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) + 32 * fw + lane;
+        float4 *slot = split_slot(p, 2 * (int64_t)blockIdx.x + (role == 2));
 #pragma unroll
-        for (int i = 0; i < NO / 2; ++i) __stcg(slot + i * NT, o[i]);
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-            __stcg(slot + (NO / 2 + hh) * NT, r.m[hh]);
-            __stcg(slot + (NO / 2 + 2 + hh) * NT, r.l[hh]);
-        }
+        for (int i = 0; i < NO / 8; ++i) __stcg(slot + i * NT, make_float4(o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]));
+        __stcg(slot + (NO / 8) * NT, make_float4(r.m[0], r.m[1], r.l[0], r.l[1]));
+        if (role != 1) return;  // (role 2: read back by the thread that wrote it)
         __threadfence();
         __syncwarp();
-        if (lane == 0) sm90::st_release_gpu(p.split_flags + (int64_t)blockIdx.x * KILN_ATTN_SPLIT_WARPS + fw, 1);
+        if ((split_tid() & 31) == 0)
+            sm90::st_release_gpu(p.split_flags + (int64_t)blockIdx.x * KILN_ATTN_SPLIT_WARPS + split_warp(), 1);
     }
-    // SPLIT: the unit's first tiles ran on CTA blockIdx.x - 1: once its warp fw's flag is up, its partial and this
-    // piece's are summed on the larger of the two row maxima (O's accumulators, P's row sums with PSUM among them,
-    // and the lanes' row sums are all linear in P, so each thread merges its own values).
-    KILN_DEVICE static void split_merge(const kiln_attn_params &p, float (&o)[NO / 2], Rows &r, int fw, int lane) {
+    // SPLIT, after the consumers' item loop: where the CTA's last piece (split_plan) is a unit's last tiles, the unit
+    // (query block m0 of head h of sequence b: non-causal, fixed lengths, one block a unit) is summed from its two
+    // partials, once the previous CTA's flag for the warp is up, on the larger of the two row maxima (O's
+    // accumulators, P's row sums with PSUM among them and the lanes' row sums are all linear in P, so each thread
+    // merges its own values), and stored by the epilogue.
+    KILN_DEVICE static void split_finish(const kiln_attn_params &p, const kiln_tma_desc *omap) {
         constexpr int NT = 128 * CW;
-        const int64_t c = (int64_t)blockIdx.x - 1;
-        const int32_t *flag = p.split_flags + c * KILN_ATTN_SPLIT_WARPS + fw;
+        const uint32_t plan = lds_base() + OFF_PLAN;
+        const int n = (int)sm90::lds_v4_u32(plan).z;
+        if (n == 0) return;
+        const uint4 pc = sm90::lds_v4_u32(plan + 16 * n);  // the last piece: {unit, kt0, pn, role}
+        if (pc.w != 2) return;
+        // the unit's block (kiln_attn_abi.h's order: sections of work_heads (batch, head) pairs, block x of each)
+        const int u = (int)pc.x, nblk = (p.seqlen_q + BM - 1) / BM, hb_all = p.batch * p.heads_q;
+        const int sec = p.work_heads, s0 = u / (sec * nblk) * sec, nh = min(sec, hb_all - s0), rr = u - s0 * nblk;
+        const int hb = s0 + rr % nh, b = hb / p.heads_q, h = hb % p.heads_q, m0 = rr / nh * BM;
+        const int warp = split_warp();
+        Rows r;
+        const int64_t di = attn_descale_index(p, b, h);
+        r.sl2 = attn_sl2<true>(p, di);
+        r.vd = attn_descale<true>(p.v_descale, di);
+        r.wr0 = m0 + 16 * warp;  // (64 cw + 16 w)
+        const int32_t *flag = p.split_flags + ((int64_t)blockIdx.x - 1) * KILN_ATTN_SPLIT_WARPS + warp;
         while (sm90::ld_acquire_gpu(flag) == 0) __nanosleep(128);
-        const float *slot = p.split_work + c * KILN_ATTN_SPLIT_SLOT_FLOATS(BM, D) + 32 * fw + lane;
-        float fo[2], fp[2];
+        const float4 *mine = split_slot(p, 2 * (int64_t)blockIdx.x + 1), *prev = split_slot(p, 2 * (int64_t)blockIdx.x - 2);
+        const float4 ma = __ldcg(mine + (NO / 8) * NT), mb = __ldcg(prev + (NO / 8) * NT);
+        const float am[2] = {ma.x, ma.y}, al[2] = {ma.z, ma.w}, bm[2] = {mb.x, mb.y}, bl[2] = {mb.z, mb.w};
+        float fa[2], fb[2];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-            const float pm = __ldcg(slot + (NO / 2 + hh) * NT), pl = __ldcg(slot + (NO / 2 + 2 + hh) * NT);
-            const float mx = fmaxf(r.m[hh], pm);  // (-inf where neither piece saw a key of the row)
-            fo[hh] = r.m[hh] == -INFINITY ? 0.f : fast_exp2((r.m[hh] - mx) * r.sl2);
-            fp[hh] = pm == -INFINITY ? 0.f : fast_exp2((pm - mx) * r.sl2);
+            const float mx = fmaxf(am[hh], bm[hh]);  // (-inf where neither piece saw a key of the row)
+            fa[hh] = am[hh] == -INFINITY ? 0.f : fast_exp2((am[hh] - mx) * r.sl2);
+            fb[hh] = bm[hh] == -INFINITY ? 0.f : fast_exp2((bm[hh] - mx) * r.sl2);
             r.m[hh] = mx;
-            r.l[hh] = r.l[hh] * fo[hh] + pl * fp[hh];
+            r.l[hh] = al[hh] * fa[hh] + bl[hh] * fb[hh];
         }
+        float o[NO / 2];
 #pragma unroll
-        for (int i = 0; i < NO / 2; ++i) {  // element i: row g + 8 ((i >> 1) & 1)
-            const int hh = (i >> 1) & 1;
-            o[i] = fmaf(__ldcg(slot + i * NT), fp[hh], o[i] * fo[hh]);
+        for (int i = 0; i < NO / 8; ++i) {  // group i: elements 4 i .. 4 i + 3, rows g, g, g + 8, g + 8
+            const float4 x = __ldcg(mine + i * NT), y = __ldcg(prev + i * NT);
+            o[4 * i] = fmaf(y.x, fb[0], x.x * fa[0]);
+            o[4 * i + 1] = fmaf(y.y, fb[0], x.y * fa[0]);
+            o[4 * i + 2] = fmaf(y.z, fb[1], x.z * fa[1]);
+            o[4 * i + 3] = fmaf(y.w, fb[1], x.w * fa[1]);
         }
+        epilogue(p, omap, o, r, 0, b, h);
     }
 
     // Lane q of a quad holds a[k] = word k of lane k's row... as a 4 x 4 matrix M[lane][k] over the quad; after the

@@ -70,9 +70,10 @@ typedef struct kiln_attn_params {
     /* The split tail of a persistent kernel built with persist 2 (C::PERSIST 2; kiln_attn_split_piece below): 0 = no
      * split (such a kernel then runs as persist 1). Else the last split_units units of the work order are cut along
      * their key tiles into one range a CTA, and a unit cut between CTAs c - 1 and c is merged by c: c - 1 writes its
-     * partial O (unnormalized FP32), row max and row sums to slot c - 1 of split_work and sets its warps' flags,
-     * CTA c waits for them and folds them into its own before O is stored. Non-causal fixed-length problems only. */
-    float *split_work;            /* grid x KILN_ATTN_SPLIT_SLOT_FLOATS(bm, head_dim) floats */
+     * partial O (unnormalized FP32), row max and row sums to slot 2 (c - 1) of split_work and sets its warps' flags;
+     * CTA c writes its own piece's to slot 2 c + 1, waits for the flags after its last item, and stores O from the
+     * two. Non-causal fixed-length problems only. */
+    float *split_work;            /* 2 x grid x KILN_ATTN_SPLIT_SLOT_FLOATS(bm, head_dim) floats */
     int32_t *split_flags;         /* grid x 12 int32, zero at launch (the runtime clears them) */
     int32_t split_units;
     int32_t split_pad_;           /* (0) */

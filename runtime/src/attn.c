@@ -34,20 +34,22 @@ static kiln_status pack_v(kiln_handle h, const kiln_attn_problem *p, const void 
                           void *vt, size_t vt_bytes, void *stream);
 
 /* The split tail of a persist 2 kernel (kiln_attn_abi.h, kiln_attn_split_piece): the flags (one a consumer warp of
- * each CTA, rounded up to 256 bytes), then a slot of partials a CTA. */
+ * each CTA, rounded up to 256 bytes), then two slots of partials a CTA. */
 static size_t split_flag_bytes(int64_t grid) { return (size_t)((grid * KILN_ATTN_SPLIT_WARPS * 4 + 255) / 256 * 256); }
 static size_t split_bytes(const kiln_attn_solution *sol, int64_t grid)
 {
-    return split_flag_bytes(grid) + (size_t)(grid * KILN_ATTN_SPLIT_SLOT_FLOATS(sol->bm, sol->head_dim) * 4);
+    return split_flag_bytes(grid) + (size_t)(2 * grid * KILN_ATTN_SPLIT_SLOT_FLOATS(sol->bm, sol->head_dim) * 4);
 }
 /* split_units for the problem in k (filled, with work_pairs and work_heads set) on grid gx of kernel sol: 0 where the
- * kernel has no split tail, the grid is not persistent, the problem is causal or varlen (units of unequal cost), or
- * the units fill whole rounds. */
+ * kernel has no split tail, the grid is not persistent, the problem is causal or varlen (units of unequal cost), the
+ * units fill whole rounds, or the tail's key tiles pass what the kernel counts (KILN_ATTN_SPLIT_MAX_TILES). */
 static int64_t split_units_for(const kiln_attn_solution *sol, const kiln_attn_params *k, int64_t gx)
 {
-    if (sol->persistent != 2 || gx <= 0 || k->causal || k->cu_seqlens_q)
+    if (sol->persistent != 2 || gx <= 0 || k->causal || k->cu_seqlens_q || sol->bn <= 0)
         return 0;
-    return kiln_attn_split_units(kiln_attn_work_units(k, sol->bm, 0), gx);
+    const int64_t split = kiln_attn_split_units(kiln_attn_work_units(k, sol->bm, 0), gx);
+    const int64_t tiles = ((int64_t)k->seqlen_k + sol->bn - 1) / sol->bn;
+    return split > 0 && tiles > 0 && gx * split <= KILN_ATTN_SPLIT_MAX_TILES / tiles ? split : 0;
 }
 
 /* The longest query sequence for which a kernel packs V itself (v_packed 2; run below) */

@@ -652,9 +652,11 @@ static void test_split_walk(void)
                 mine += tiles;
             }
             int ones = 0, twos = 0, k = 0, last_role = -1;
-            int64_t unit = -1, prev_unit = INT64_MAX;
-            int32_t kt0 = -1, nt = -1, role = -1;
-            for (; kiln_attn_split_piece(units, split, tiles, grid, c, k, &unit, &kt0, &nt, &role); k++) {
+            int32_t unit = -1, kt0 = -1, nt = -1, role = -1;
+            int64_t prev_unit = INT64_MAX;
+            for (; kiln_attn_split_piece((int32_t)units, (int32_t)split, (int32_t)tiles, (int32_t)grid, (int32_t)c, k,
+                                         &unit, &kt0, &nt, &role);
+                 k++) {
                 if (unit < units - split || unit >= units || unit >= prev_unit || nt < 1 || kt0 < 0 ||
                     kt0 + nt > tiles || role != (kt0 > 0 ? 2 : kt0 + nt < tiles ? 1 : 0) ||
                     (role == 1 && k != 0) || (role == 2 && c == 0)) {
@@ -676,8 +678,8 @@ static void test_split_walk(void)
             lo_tiles = mine < lo_tiles ? mine : lo_tiles;
             hi_tiles = mine > hi_tiles ? mine : hi_tiles;
             int32_t x = 0;
-            int64_t y = 0;
-            failures += kiln_attn_split_piece(units, split, tiles, grid, c, k + 1, &y, &x, &x, &x) != 0;
+            failures += kiln_attn_split_piece((int32_t)units, (int32_t)split, (int32_t)tiles, (int32_t)grid, (int32_t)c,
+                                              k + 1, &x, &x, &x, &x) != 0;
         }
         for (int64_t i = 0; i < units * tiles; i++)
             failures += seen[i] != 1;
@@ -687,12 +689,13 @@ static void test_split_walk(void)
                     (long long)grid, (long long)tiles, failures);
     }
     CHECK(failures == 0, "split walk: %d failures", failures);
-    int64_t u = 0;
     int32_t x = 0;
-    CHECK(!kiln_attn_split_piece(100, 0, 8, 10, 0, 0, &u, &x, &x, &x) &&
-              !kiln_attn_split_piece(100, 19, 8, 10, 10, 0, &u, &x, &x, &x) &&
-              !kiln_attn_split_piece(100, 19, 0, 10, 0, 0, &u, &x, &x, &x) &&
-              !kiln_attn_split_piece(100, 19, 8, 10, -1, 0, &u, &x, &x, &x) &&
+    CHECK(!kiln_attn_split_piece(100, 0, 8, 10, 0, 0, &x, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 8, 10, 10, 0, &x, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 0, 10, 0, 0, &x, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 19, 8, 10, -1, 0, &x, &x, &x, &x) &&
+              !kiln_attn_split_piece(100, 101, 8, 10, 0, 0, &x, &x, &x, &x) &&
+              !kiln_attn_split_piece(1 << 30, 300, 1 << 20, 132, 0, 0, &x, &x, &x, &x) &&
               kiln_attn_split_units(132, 132) == 0 && kiln_attn_split_units(100, 132) == 0 &&
               kiln_attn_split_units(1024, 132) == 232,
           "split walk: bad arguments and whole rounds");
@@ -709,7 +712,7 @@ static void test_split_run(kiln_handle h)
     /* 3 x 8 heads x 8 query blocks of 128 = 192 units on 132 CTAs: the last 132 + 60 are split */
     kiln_attn_problem p = attn(3, 8, 2, 1000, 777, 128);
     p.o_type = F16, p.v_packed = 1;
-    const size_t flags = (132 * 12 * 4 + 255) / 256 * 256, need = flags + (size_t)132 * 2 * 128 * (64 + 8) * 4;
+    const size_t flags = (132 * 12 * 4 + 255) / 256 * 256, need = flags + (size_t)2 * 132 * 2 * 128 * (64 + 8) * 4;
     size_t bytes = 0;
     EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, NULL, &bytes), KILN_STATUS_SUCCESS, "");
     CHECK(bytes == need, "split work %zu, expected %zu", bytes, need);
@@ -746,8 +749,11 @@ static void test_split_run(kiln_handle h)
     whole.o_type = F16, whole.v_packed = 1;
     kiln_attn_problem wave = attn(1, 8, 2, 1000, 777, 128);
     wave.o_type = F16, wave.v_packed = 1;
-    const kiln_attn_problem *nos[3] = {&c, &whole, &wave};
-    for (int i = 0; i < 3; i++) {
+    /* 132 x 192 x 84,734 key tiles of 128 pass the kernel's 32-bit count */
+    kiln_attn_problem longk = attn(3, 8, 2, 1000, (int64_t)84734 * 128, 128);
+    longk.o_type = F16, longk.v_packed = 1;
+    const kiln_attn_problem *nos[4] = {&c, &whole, &wave, &longk};
+    for (int i = 0; i < 4; i++) {
         bytes = 1;
         EXPECT_HAS(h, kiln_attn_split_work_size(h, nos[i], NULL, &bytes), KILN_STATUS_SUCCESS, "");
         fake_reset();

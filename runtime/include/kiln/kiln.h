@@ -304,10 +304,10 @@ kiln_status kiln_attn_run(kiln_handle h, const kiln_attn_problem *p, const kiln_
 /* The split tail (API 8; sm90 wgmma kernels built with `persist: 2`): a persistent kernel whose query blocks leave
  * the last round of its CTAs part empty (e.g. 1,024 blocks on 132 SMs: 7.76 waves in 8 rounds) cuts the last rounds'
  * blocks along their keys into one even range a CTA, and a block cut between two CTAs is summed by the second from the
- * first's partial (FP32 O, row max and row sums) in args->split_work. Non-causal problems of fixed lengths only.
+ * two pieces' partials (FP32 O, row max and row sums) in args->split_work. Non-causal problems of fixed lengths only.
  * kiln_attn_split_work_size: the bytes that the kernel `algo` (NULL: the one kiln_attn_run would pick) needs for p,
  * 0 where it takes no split (no such kernel, causal or varlen, the blocks fill whole rounds, an empty problem);
- * grid x (48 + 8 x bm x (head_dim / 2 + 8)) bytes, rounded, with grid at most the SM count (18 MB at head dim 256, bm
+ * about grid x (48 + 16 x bm x (head_dim / 2 + 8)) bytes, with grid at most the SM count (37 MB at head dim 256, bm
  * 128, 132 SMs). kiln_attn_run clears its flags on the stream. args->split_work NULL: such a kernel runs without the
  * split; a smaller split_work_bytes is KILN_STATUS_WORKSPACE_TOO_SMALL. */
 kiln_status kiln_attn_split_work_size(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, size_t *bytes);
