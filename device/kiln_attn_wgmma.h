@@ -296,9 +296,11 @@ template <class C> struct AttnWgmma {
     // Where the whole rows do not fit (head dim 256 beside three stages), the panels take a half (a quarter) of the
     // columns at a time: OST_ROUNDS rounds, each waiting for the round before it to have been read.
     static constexpr int OST_PANEL = 16 * 128, OST_ALL = CONSUMER_WARPS * (DV / 64) * OST_PANEL;
-    // SPLIT: after the barriers, the CTA's plan of its split tail (split_plan: 16 int32)
-    static constexpr int OFF_PLAN = OFF_BAR + 8 * NBARS;
-    static constexpr int END_BARS = OFF_PLAN + (SPLIT ? 64 : 0), OFF_OST = (END_BARS + 1023) / 1024 * 1024;
+    // SPLIT: after the barriers (16-byte aligned: it is read as uint4), the CTA's plan of its split tail (split_plan:
+    // 16 int32)
+    static constexpr int OFF_PLAN = (OFF_BAR + 8 * NBARS + 15) / 16 * 16;
+    static constexpr int END_BARS = SPLIT ? OFF_PLAN + 64 : OFF_BAR + 8 * NBARS;
+    static constexpr int OFF_OST = (END_BARS + 1023) / 1024 * 1024;
     static constexpr int ost_rounds() {
         for (int r = 1; r <= 4; r *= 2)
             if ((DV / 64) % r == 0 && OFF_OST + OST_ALL / r + 1024 <= 227 * 1024) return r;

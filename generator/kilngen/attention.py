@@ -227,13 +227,14 @@ def _wgmma_vt(s: "AttnSolution") -> int:
 
 def _wgmma_lds(s: "AttnSolution") -> int:
     """kiln_attn_wgmma.h SMEM_BYTES: Q (BM x D), the K ring (stages x BN x D), the V^T ring (stages x _wgmma_vt), two
-    raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1) and 1024 bytes to align
+    raw V tiles of a pass (BN x DV; none with vpre), the mbarriers (1 + 4 * stages + 2 + 1), with persist 2 the split
+    tail's plan (64 bytes) and 1024 bytes to align
     the base for the swizzle; persistent kernels store O with TMA (OTMA) from staging panels after the next 1 KB, 16
     rows of head_dim 16-bit values a consumer warp, where that fits in 227 KB."""
     dv = _wgmma_dv(s)
     raw = 0 if s.vpre else 2 * s.bn * dv
     end = (s.bm * s.head_dim + s.stages * (s.bn * s.head_dim + _wgmma_vt(s)) + raw
-           + 8 * (1 + 4 * s.stages + 2 + 1))
+           + 8 * (1 + 4 * s.stages + 2 + 1) + (64 if s.persist == 2 else 0))  # (persist 2: the split tail's plan)
     for rounds in (1, 2, 4):  # the staging takes 1 / rounds of the columns at a time where the whole rows do not fit
         staged = -(-end // 1024) * 1024 + (s.bm // 64) * 4 * 16 * dv * 2 // rounds + 1024
         if s.persist and (dv // 64) % rounds == 0 and staged <= 227 * 1024:

@@ -40,6 +40,15 @@ static size_t split_bytes(const kiln_attn_solution *sol, int64_t grid)
 {
     return split_flag_bytes(grid) + (size_t)(2 * grid * KILN_ATTN_SPLIT_SLOT_FLOATS(sol->bm, sol->head_dim) * 4);
 }
+/* The SMs a persistent attention grid spreads over: the device's, or fewer where the environment sets KILN_ATTN_GRID
+ * (a test hook: many items a CTA and the split tail on small problems). */
+static int64_t attn_sms(kiln_handle h)
+{
+    const char *e = getenv("KILN_ATTN_GRID");
+    const long cap = e ? strtol(e, NULL, 10) : 0;
+    return cap > 0 && cap < h->limits.sm_count ? (int64_t)cap : h->limits.sm_count;
+}
+
 /* split_units for the problem in k (filled, with work_pairs and work_heads set) on grid gx of kernel sol: 0 where the
  * kernel has no split tail, the grid is not persistent, the problem is causal or varlen (units of unequal cost), the
  * units fill whole rounds, or the tail's key tiles pass what the kernel counts (KILN_ATTN_SPLIT_MAX_TILES). */
@@ -717,7 +726,7 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
             return kiln_fail(KILN_STATUS_OVERFLOW,
                              "batch x heads_q x query blocks = %" PRId64 " work units exceed what %s counts (2^31 - 2^20)",
                              units, sol->name);
-        const int64_t gx = kiln_attn_work_grid(&P.p, sol->bm, sol->bn, h->limits.sm_count);
+        const int64_t gx = kiln_attn_work_grid(&P.p, sol->bm, sol->bn, attn_sms(h));
         if (gx > 0) /* else the 3-D grid, work_heads 0 */
             grid[0] = (uint32_t)gx, grid[1] = grid[2] = 1;
         /* persist 2 with args->split_work: the last round's units cut along their keys (kiln_attn_abi.h); without
@@ -808,7 +817,7 @@ static kiln_status split_size(kiln_handle h, const kiln_attn_problem *p, const k
     fill(p, &a, &k);
     if (kiln_attn_work_units(&k, sol->bm, 0) > INT32_MAX - (INT64_C(1) << 20))
         return KILN_STATUS_SUCCESS; /* (kiln_attn_run refuses it) */
-    const int64_t gx = kiln_attn_work_grid(&k, sol->bm, sol->bn, h->limits.sm_count);
+    const int64_t gx = kiln_attn_work_grid(&k, sol->bm, sol->bn, attn_sms(h));
     if (split_units_for(sol, &k, gx) > 0)
         *bytes = split_bytes(sol, gx);
     return KILN_STATUS_SUCCESS;

@@ -2,7 +2,9 @@
  * every bad field named with its value, selection (types, head dim, arch, shared memory, code objects; waves of
  * workgroups), explain, algo names, and the launch: grid, block, shared memory and every field of kiln_attn_params;
  * nothing launches for an invalid call or an empty problem. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -726,6 +728,15 @@ static void test_split_run(kiln_handle h)
     CHECK(fake.zeros == 1 && fake.zero[0].dst == (void *)work && fake.zero[0].width == flags &&
               fake.zero[0].height == 1 && fake.zero[0].stream == (void *)0x7,
           "flags cleared: %d fills", fake.zeros);
+    /* KILN_ATTN_GRID (a test hook) caps the grid: 7 CTAs, 7 + 192 mod 7 = 10 units split, the workspace for 7 */
+    setenv("KILN_ATTN_GRID", "7", 1);
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, NULL, &bytes), KILN_STATUS_SUCCESS, "");
+    fake_reset();
+    EXPECT_HAS(h, kiln_attn_run(h, &p, NULL, &a, NULL), KILN_STATUS_SUCCESS, "");
+    unsetenv("KILN_ATTN_GRID");
+    CHECK(bytes == 512 + (size_t)2 * 7 * 2 * 128 * (64 + 8) * 4 && fake.launches == 1 && fake.last[0].grid[0] == 7 &&
+              fake.last[0].attn.split_units == 10,
+          "grid 7: %zu bytes, grid %u, split_units %d", bytes, fake.last[0].grid[0], fake.last[0].attn.split_units);
     /* no workspace: the same kernel, unsplit */
     kiln_attn_args none = a;
     none.split_work = NULL, none.split_work_bytes = 0;

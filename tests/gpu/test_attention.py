@@ -337,3 +337,34 @@ def test_bad_calls():
         kiln.attention(q, kv, kv)
     with pytest.raises(ValueError, match="both cu_seqlens"):
         kiln.attention(q[0], q[0], q[0], cu_seqlens_q=torch.zeros(2, dtype=torch.int32, device="cuda"))
+
+
+@pytest.mark.parametrize("types", ["F8B", "F8H", "B8B", "B8H"])
+def test_split_tail(types, monkeypatch):
+    """Kernels with the split tail (`persist: 2`; none in the shipped YAML yet: a library built from
+    tuning/probes/attn_split.yaml has them): non-causal problems whose query blocks leave the grid's last round part
+    empty, so that the last blocks are cut along their keys and each cut block is summed from two CTAs' partials. With
+    KILN_ATTN_GRID capping the grid (3, 7 and 11 CTAs: many whole blocks a CTA before the tail, cuts inside key tiles,
+    key lengths that are not multiples of a tile, GQA) and on the device's own grid; against the float64 reference
+    with the f16 P V kernels' gate, LSE included (kiln.attention passes the workspace the kernel asks for)."""
+    require()
+    sm90_only()
+    kernels = [(n, s) for n, s in table_attention_kernels(types) if s.persist == 2]
+    if not kernels:
+        pytest.skip(f"no {types} attention kernel with the split tail under {kt.GENERATED}")
+    for i, (name, sol) in enumerate(kernels):
+        torch.manual_seed(300 + i)
+        qkv, out, d = kt.tdt(kt.dt(sol.qkv.name)), kt.tdt(kt.dt(sol.o.name)), sol.head_dim
+        algo = kiln.algo_by_name(name)
+        for grid, (b, sq, sk, hq, hk) in [("3", (2, 1000, 1337, 4, 2)), ("7", (1, 777, 2048, 8, 2)),
+                                          ("11", (3, 1500, 515, 2, 1)), ("", (2, 3000, 4100, 8, 8))]:
+            if grid:
+                monkeypatch.setenv("KILN_ATTN_GRID", grid)
+            else:
+                monkeypatch.delenv("KILN_ATTN_GRID", raising=False)
+            units = b * hq * -(-sq // sol.bm)
+            cap = int(grid) if grid else 132
+            if units <= cap or units % cap == 0:
+                continue  # (no tail to split)
+            run_case(b, sq, sk, hq, hk, d, algo=algo, qkv_dtype=qkv, out_dtype=out, tol=5e-3)
+    monkeypatch.delenv("KILN_ATTN_GRID", raising=False)

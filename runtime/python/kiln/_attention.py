@@ -292,8 +292,9 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
         a.vt_work, a.vt_work_bytes = vt_work.data_ptr(), vt_work.numel()
     algo_ptr = ctypes.byref(algo) if algo is not None else None
     split_work = None
-    if q.device.type == "cuda" and hasattr(lib, "kiln_attn_split_work_size"):
-        # a kernel with the split tail (persist 2) sums the pieces of the blocks it cuts in this buffer (kiln.h)
+    if q.device.type == "cuda" and not causal and not varlen and hasattr(lib, "kiln_attn_split_work_size"):
+        # a kernel with the split tail (persist 2) sums the pieces of the blocks it cuts in this buffer (kiln.h;
+        # non-causal fixed lengths only)
         nbytes = ctypes.c_size_t(0)
         check(lib.kiln_attn_split_work_size(h, ctypes.byref(p), algo_ptr, ctypes.byref(nbytes)),
               "kiln_attn_split_work_size", handle=h)

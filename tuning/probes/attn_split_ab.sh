@@ -1,0 +1,60 @@
+#!/bin/bash
+# The split tail (persist 2) against the same persistent attention kernels without it (persist 1), e4m3 -> bf16:
+#   bash tuning/probes/attn_split_ab.sh build        # here: build-probe/attnsplit1 and build-probe/attnsplit2, the
+#                                                    # shipped YAML's persistent entries alone with persist 1 / 2
+#   OUT=... bash tuning/probes/attn_split_ab.sh run  # on the device (carry build-probe/attnsplit{1,2}/{lib,generated}):
+#       the GPU attention tests on the
+#       split library (test_split_tail among them), compute-sanitizer on test_split_tail, then
+#       tuning/probes/attn_ab_libs.py on each library in alternating order, twice
+set -eu
+if [ "${1:-}" = build ]; then
+  for v in 1 2; do
+    w=build-probe/attnsplit$v
+    rm -rf $w; mkdir -p $w/solutions/sm90/attention
+    python3 - "$v" > $w/solutions/sm90/attention/fp8_wgmma.yaml <<'PY'
+import re, sys
+v = sys.argv[1]
+s = open("solutions/sm90/attention/fp8_wgmma.yaml").read()
+s = s.replace("problem: {kind: attention, qkv: [e4m3, e5m2], o: [bf16, f16]}", "problem: {kind: attention, qkv: e4m3, o: bf16}")
+head, body = s.split("solutions:\n", 1)
+rows = [l for l in body.splitlines() if l.startswith("  - {") and "persist: 1" in l]
+assert len(rows) == 6, rows
+print(head + "solutions:\n" + "\n".join(l.replace("persist: 1", f"persist: {v}") for l in rows))
+PY
+    PYTHONPATH=generator python3 -c "
+from pathlib import Path
+from kilngen import attention_yaml, render
+w = Path('$w')
+af = attention_yaml.load_file(w / 'solutions/sm90/attention/fp8_wgmma.yaml', w)
+render.write_tree(w / 'generated', render.render_tree([], Path('templates'), attention=[af]))"
+    cmake -S . -B $w/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_ARCHS=sm90 -DKILN_GENERATED_DIR=$PWD/$w/generated \
+      -DKILN_BUILD_TESTS=OFF -DPython3_EXECUTABLE=$(command -v python3) > $w.log 2>&1
+    cmake --build $w/build -j "$(nproc)" >> $w.log 2>&1
+    grep -h "spill\|serialized" $w.log | head -5 || true
+    mkdir -p $w/lib && cp -L $w/build/libkiln.so $w/lib/libkiln.so  # (what the device call carries: lib, generated)
+    ls -la $w/lib/libkiln.so
+  done
+elif [ "${1:-}" = run ]; then
+  OUT=${OUT:-/tmp/attn_split}; mkdir -p $OUT
+  export PATH="/usr/local/cuda/bin:$PATH"
+  S=$PWD/build-probe/attnsplit2
+  KILN_LIBRARY=$S/lib/libkiln.so KILN_GENERATED_DIR=$S/generated timeout 300 python3 -m pytest -q -x \
+    tests/gpu/test_attention.py -k "split_tail or every_attention_kernel or head_dims or packed" > $OUT/tests.txt 2>&1 ||
+    echo "tests: rc $?"
+  tail -3 $OUT/tests.txt
+  for tool in memcheck racecheck; do
+    KILN_LIBRARY=$S/lib/libkiln.so KILN_GENERATED_DIR=$S/generated timeout 240 compute-sanitizer --tool $tool \
+      python3 -m pytest -q -x tests/gpu/test_attention.py -k "split_tail and F8B" > $OUT/$tool.txt 2>&1 ||
+      echo "$tool: rc $?"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" $OUT/$tool.txt | tail -3
+  done
+  for round in 1 2; do
+    for v in 1 2; do
+      KILN_LIBRARY=$PWD/build-probe/attnsplit$v/lib/libkiln.so OUT=$OUT timeout 200 python3 tuning/probes/attn_ab_libs.py \
+        pe$v > $OUT/ab_pe${v}_$round.txt 2>&1 || echo "ab pe$v: rc $?"
+    done
+  done
+  cat $OUT/ab_pe*_*.txt
+else
+  echo "usage: attn_split_ab.sh build | run" >&2; exit 2
+fi
