@@ -274,7 +274,12 @@ static double attn_blocks(const kiln_attn_solution *s, const kiln_attn_problem *
  * H200: 180 against 134 TFLOP/s, causal 89 against 68). */
 static double attn_estimate(const kiln_attn_solution *s, const kiln_attn_problem *p, int sms)
 {
-    const double waves = ceil(attn_blocks(s, p) / sms);
+    /* a kernel with the split tail (persist 2) spreads the last round of a non-causal fixed-length problem over every
+     * SM (kiln_attn_split_units): its share of the SMs, not whole rounds (as kiln.attention runs it, with the
+     * workspace) */
+    const double blocks = attn_blocks(s, p);
+    const int split = s->persistent == 2 && !p->causal && !p->varlen && blocks > sms;
+    const double waves = split ? blocks / sms : ceil(blocks / sms);
     const double family = s->family == KILN_FAMILY_MMA && s->arch == KILN_ARCH_SM90 ? ATTN_MMA_ON_SM90_SLOWDOWN : 1.0;
     return waves * (s->bm + ATTN_BLOCK_FIXED_ROWS) * family;
 }

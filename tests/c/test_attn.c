@@ -728,6 +728,16 @@ static void test_split_run(kiln_handle h)
     CHECK(fake.zeros == 1 && fake.zero[0].dst == (void *)work && fake.zero[0].width == flags &&
               fake.zero[0].height == 1 && fake.zero[0].stream == (void *)0x7,
           "flags cleared: %d fills", fake.zeros);
+    /* the selection's estimate counts the SMs' share (192 / 132 x (128 + 96) rows), not two whole rounds (448) */
+    char text[4096];
+    EXPECT_HAS(h, kiln_attn_explain(h, &p, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(text, "fake_attn_f16_vpre_SM90: accepted, P in 16 bits, 192 workgroups (2 waves on 132 SMs), "
+                       "estimate 326"),
+          "explain:\n%s", text);
+    kiln_attn_problem pc = p;
+    pc.causal = 1;
+    EXPECT_HAS(h, kiln_attn_explain(h, &pc, text, sizeof text), KILN_STATUS_SUCCESS, "");
+    CHECK(strstr(text, "estimate 448"), "causal explain:\n%s", text);
     /* KILN_ATTN_GRID (a test hook) caps the grid: 7 CTAs, 7 + 192 mod 7 = 10 units split, the workspace for 7 */
     setenv("KILN_ATTN_GRID", "7", 1);
     EXPECT_HAS(h, kiln_attn_split_work_size(h, &p, NULL, &bytes), KILN_STATUS_SUCCESS, "");
