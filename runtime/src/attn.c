@@ -657,6 +657,19 @@ static kiln_status encode_maps(kiln_handle h, const kiln_attn_problem *p, const 
     return KILN_STATUS_SUCCESS;
 }
 
+/* The table index of the attention kernel `algo` names, which must take the problem; else INVALID_ALGO. */
+static kiln_status named_algo(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, int *s)
+{
+    *s = kiln_handle_find_attn_algo(h, algo);
+    if (*s < 0)
+        return kiln_fail(KILN_STATUS_INVALID_ALGO,
+                         "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library", algo->name_hash);
+    if (!matches(&h->tables.attn_solutions[*s], kiln_arch_from_name(h->arch), p))
+        return kiln_fail(KILN_STATUS_INVALID_ALGO, "algo %s does not take this problem (arch, types, head_dim, v_packed)",
+                         h->tables.attn_solutions[*s].name);
+    return KILN_STATUS_SUCCESS;
+}
+
 static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_algo *algo, const kiln_attn_args *a,
                        void *stream)
 {
@@ -666,17 +679,8 @@ static kiln_status run(kiln_handle h, const kiln_attn_problem *p, const kiln_alg
     if (st != KILN_STATUS_SUCCESS)
         return st;
     int s = -1;
-    if (algo) {
-        s = kiln_handle_find_attn_algo(h, algo);
-        if (s < 0)
-            return kiln_fail(KILN_STATUS_INVALID_ALGO,
-                             "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library",
-                             algo->name_hash);
-        if (!matches(&h->tables.attn_solutions[s], kiln_arch_from_name(h->arch), p))
-            return kiln_fail(KILN_STATUS_INVALID_ALGO,
-                             "algo %s does not take this problem (arch, types, head_dim, v_packed)",
-                             h->tables.attn_solutions[s].name);
-    }
+    if (algo && (st = named_algo(h, p, algo, &s)) != KILN_STATUS_SUCCESS)
+        return st;
     if (p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
         return KILN_STATUS_SUCCESS; /* nothing to compute, nothing read */
     st = check_args(p, a);
@@ -800,19 +804,10 @@ static kiln_status split_size(kiln_handle h, const kiln_attn_problem *p, const k
     kiln_status st = kiln_attn_validate(h, p);
     if (st != KILN_STATUS_SUCCESS || p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
         return st;
-    int s = -1;
-    if (algo) {
-        s = kiln_handle_find_attn_algo(h, algo);
-        if (s < 0)
-            return kiln_fail(KILN_STATUS_INVALID_ALGO,
-                             "algo name_hash = 0x%016" PRIx64 " names no attention kernel of this library",
-                             algo->name_hash);
-    } else {
-        int count = 0;
-        st = select_attn(h, p, &s, 1, &count, NULL);
-        if (st != KILN_STATUS_SUCCESS)
-            return st;
-    }
+    int s = -1, count = 0;
+    st = algo ? named_algo(h, p, algo, &s) : select_attn(h, p, &s, 1, &count, NULL);
+    if (st != KILN_STATUS_SUCCESS)
+        return st;
     const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
     if (sol->persistent != 2)
         return KILN_STATUS_SUCCESS;

@@ -301,6 +301,16 @@ def table_attention_kernels(types: str) -> list:
     return [(n, s) for n, s in sols if s.arch.value == kt.arch()]
 
 
+def forced(kernels, what, seed):
+    """(solution, algo, qkv dtype, out dtype, head dim) of each (name, solution), the torch seed set for each;
+    skips where there is none."""
+    if not kernels:
+        pytest.skip(f"no {what} under {kt.GENERATED} for {kt.arch()}")
+    for i, (name, sol) in enumerate(kernels):
+        torch.manual_seed(seed + i)
+        yield sol, kiln.algo_by_name(name), kt.tdt(kt.dt(sol.qkv.name)), kt.tdt(kt.dt(sol.o.name)), sol.head_dim
+
+
 @pytest.mark.parametrize("types", ["F8B", "F8H", "B8B", "B8H", "F8NB", "F8NH", "B8NB", "B8NH"])
 def test_every_attention_kernel(types):
     """Each attention kernel of the table, forced with algo= (the selection reaches only some of them on the suite's
@@ -312,12 +322,7 @@ def test_every_attention_kernel(types):
     # finish the schedule-3 kernels, docs/sanitizers.md)
     leave_out = os.environ.get("KILN_TEST_ATTN_SKIP")
     kernels = [(n, s) for n, s in kernels if not leave_out or leave_out not in n]
-    if not kernels:
-        pytest.skip(f"no {types} attention kernels under {kt.GENERATED} for {kt.arch()}")
-    for i, (name, sol) in enumerate(kernels):
-        torch.manual_seed(100 + i)
-        qkv, out, d = kt.tdt(kt.dt(sol.qkv.name)), kt.tdt(kt.dt(sol.o.name)), sol.head_dim
-        algo = kiln.algo_by_name(name)
+    for sol, algo, qkv, out, d in forced(kernels, f"{types} attention kernels", 100):
         run_case(1, 129, 300, 4, 2, d, algo=algo, qkv_dtype=qkv, out_dtype=out)
         run_case(1, 129, 300, 4, 2, d, causal=True, algo=algo, qkv_dtype=qkv, out_dtype=out)
         run_case(2, 200, 77, 2, 1, d, causal=True, algo=algo, qkv_dtype=qkv, out_dtype=out)
@@ -350,12 +355,7 @@ def test_split_tail(types, monkeypatch):
     require()
     sm90_only()
     kernels = [(n, s) for n, s in table_attention_kernels(types) if s.persist == 2]
-    if not kernels:
-        pytest.skip(f"no {types} attention kernel with the split tail under {kt.GENERATED}")
-    for i, (name, sol) in enumerate(kernels):
-        torch.manual_seed(300 + i)
-        qkv, out, d = kt.tdt(kt.dt(sol.qkv.name)), kt.tdt(kt.dt(sol.o.name)), sol.head_dim
-        algo = kiln.algo_by_name(name)
+    for sol, algo, qkv, out, d in forced(kernels, f"{types} attention kernels with the split tail", 300):
         for grid, (b, sq, sk, hq, hk) in [("3", (2, 1000, 1337, 4, 2)), ("7", (1, 777, 2048, 8, 2)),
                                           ("11", (3, 1500, 515, 2, 1)), ("", (2, 3000, 4100, 8, 8))]:
             if grid:
