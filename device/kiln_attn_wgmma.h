@@ -237,9 +237,10 @@ KILN_ATTN_OPTION(AttnPmax, PMAX, 0)
 // items. 2 is 1 with the split tail of kiln_attn_abi.h (kiln_attn_split_piece; used where the runtime sets
 // p.split_units): the last units of the order are cut along their key tiles so that every CTA ends at about the same
 // time, where whole units leave the last round part empty (e.g. 1,024 units on 132 SMs: 7.76 waves in 8 rounds). A
-// CTA whose range ends inside a unit writes that piece's O, row max and row sums (FP32, unnormalized) to its slot
-// of p.split_work and raises its warps' flags; the next CTA, whose range starts with the rest of that unit, runs that
-// piece last, waits for the flags and folds the partial into its own before it stores O.
+// CTA whose range ends inside a unit runs that piece first and writes its O, row max and row sums (FP32,
+// unnormalized) to p.split_work, then raises its warps' flags; the next CTA, whose range starts with the rest of that
+// unit, runs that piece last, writes it likewise, and after its item loop waits for the flags and stores O from the
+// two (split_finish).
 KILN_ATTN_OPTION(AttnPersist, PERSIST, 0)
 // C::OTMA (optional, default 0; with PERSIST; the generator sets it with persist): O leaves through per-warp staging
 // rows in shared memory and TMA stores (the o map of kiln_attn_tma_params, where the caller set p.o_map) instead of

@@ -1,11 +1,12 @@
 #!/bin/bash
 # The split tail (persist 2) against the same persistent attention kernels without it (persist 1), e4m3 -> bf16:
-#   bash tuning/probes/attn_split_ab.sh build        # here: build-probe/attnsplit1 and build-probe/attnsplit2, the
-#                                                    # shipped YAML's persistent entries alone with persist 1 / 2
-#   OUT=... bash tuning/probes/attn_split_ab.sh run  # on the device (carry build-probe/attnsplit{1,2}/{lib,generated}):
-#       the GPU attention tests on the
-#       split library (test_split_tail among them), compute-sanitizer on test_split_tail, then
-#       tuning/probes/attn_ab_libs.py on each library in alternating order, twice
+#   bash tuning/probes/attn_split_ab.sh build          # here: build-probe/attnsplit1 and build-probe/attnsplit2, the
+#                                                      # shipped YAML's persistent entries alone with persist 1 / 2
+#   OUT=... bash tuning/probes/attn_split_ab.sh check  # on the device (carry build-probe/attnsplit{1,2}/{lib,generated},
+#       about 2 MB): the GPU attention tests on the split library (test_split_tail among them), then compute-sanitizer
+#       memcheck and racecheck of test_split_tail on the capped grids (about 8 minutes at most)
+#   OUT=... bash tuning/probes/attn_split_ab.sh ab     # tuning/probes/attn_ab_libs.py on each library in alternating
+#       order, twice
 set -eu
 if [ "${1:-}" = build ]; then
   for v in 1 2; do
@@ -34,7 +35,7 @@ render.write_tree(w / 'generated', render.render_tree([], Path('templates'), att
     mkdir -p $w/lib && cp -L $w/build/libkiln.so $w/lib/libkiln.so  # (what the device call carries: lib, generated)
     ls -la $w/lib/libkiln.so
   done
-elif [ "${1:-}" = run ]; then
+elif [ "${1:-}" = check ]; then
   OUT=${OUT:-/tmp/attn_split}; mkdir -p $OUT
   export PATH="/usr/local/cuda/bin:$PATH"
   S=$PWD/build-probe/attnsplit2
@@ -43,11 +44,14 @@ elif [ "${1:-}" = run ]; then
     echo "tests: rc $?"
   tail -3 $OUT/tests.txt
   for tool in memcheck racecheck; do
-    KILN_LIBRARY=$S/lib/libkiln.so KILN_GENERATED_DIR=$S/generated timeout 240 compute-sanitizer --tool $tool \
+    KILN_TEST_SPLIT_SMALL=1 KILN_LIBRARY=$S/lib/libkiln.so KILN_GENERATED_DIR=$S/generated timeout 240 \
+      compute-sanitizer --tool $tool \
       python3 -m pytest -q -x tests/gpu/test_attention.py -k "split_tail and F8B" > $OUT/$tool.txt 2>&1 ||
       echo "$tool: rc $?"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" $OUT/$tool.txt | tail -3
   done
+elif [ "${1:-}" = ab ]; then
+  OUT=${OUT:-/tmp/attn_split}; mkdir -p $OUT
   for round in 1 2; do
     for v in 1 2; do
       KILN_LIBRARY=$PWD/build-probe/attnsplit$v/lib/libkiln.so OUT=$OUT timeout 200 python3 tuning/probes/attn_ab_libs.py \
@@ -56,5 +60,5 @@ elif [ "${1:-}" = run ]; then
   done
   cat $OUT/ab_pe*_*.txt
 else
-  echo "usage: attn_split_ab.sh build | run" >&2; exit 2
+  echo "usage: attn_split_ab.sh build | check | ab" >&2; exit 2
 fi
