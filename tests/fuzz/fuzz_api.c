@@ -279,16 +279,16 @@ static void check_zero_run(const kiln_problem *p, const kiln_args *a)
 /* What the inputs reached, printed at exit when KILN_FUZZ_STATS is set (tests/fuzz/README.md). */
 static struct {
     long inputs, failed_runs, empty_runs, zero_fills, plain_runs, tma_runs, splitk_runs;
-    long attn_runs, attn_packed_runs, attn_packs;
+    long attn_runs, attn_packed_runs, attn_packs, attn_split_runs;
 } stats;
 
 static void print_stats(void)
 {
     fprintf(stderr,
             "fuzz_api: %ld inputs: runs refused %ld, empty %ld, zero fills %ld, plain launches %ld, TMA launches %ld "
-            "(split-K %ld); attention launches %ld (V packed %ld), V^T packs %ld\n",
+            "(split-K %ld); attention launches %ld (V packed %ld, split tail %ld), V^T packs %ld\n",
             stats.inputs, stats.failed_runs, stats.empty_runs, stats.zero_fills, stats.plain_runs, stats.tma_runs,
-            stats.splitk_runs, stats.attn_runs, stats.attn_packed_runs, stats.attn_packs);
+            stats.splitk_runs, stats.attn_runs, stats.attn_packed_runs, stats.attn_split_runs, stats.attn_packs);
 }
 
 static void expect_error_state(kiln_handle h, kiln_status st, int launches, int zeros, int encodes, const char *call)
@@ -382,6 +382,9 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
     a.q_descale = a.k_descale = a.v_descale = pointer(r, 0x70000000);
     a.softmax_scale = SCALES[u8(r) % 5];
     uint8_t algo_pick = u8(r);
+    /* the split tail's workspace (kiln.h, API 8): none, or 16-byte aligned or not, of a fuzzed size or the size asked */
+    uint8_t split_pick = u8(r);
+    a.split_work = split_pick & 1 ? (void *)(uintptr_t)(0x90000000u + (split_pick & 2 ? 4u : 0u)) : NULL;
     char text[2048];
 
     fake_reset();
@@ -423,6 +426,13 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         chosen.name_hash = algo_pick * UINT64_C(0x9E3779B97F4A7C15);
         algo = &chosen;
     }
+    size_t split_need = 1;
+    fake_reset();
+    kiln_status split_size = kiln_attn_split_work_size(h, &p, algo, &split_need);
+    expect_error_state(h, split_size, 0, 0, 0, "kiln_attn_split_work_size");
+    REQUIRE(fake.launches == 0 && fake.zeros == 0 && fake.encodes == 0, "the split size runs nothing");
+    REQUIRE(split_size == KILN_STATUS_SUCCESS || split_need == 0, "a failed split size is 0");
+    a.split_work_bytes = split_pick & 4 ? split_need - (split_pick & 8 ? 1 : 0) : (size_t)(split_pick >> 4) << 20;
     fake_reset();
     fake.fail_encode = (f & 4) ? 1 + (f >> 6) % 3 : 0;
     kiln_status run = kiln_attn_run(h, &p, algo, &a, NULL);
@@ -461,6 +471,19 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
         }
         REQUIRE(l->block == (uint32_t)s->threads && l->lds == (uint32_t)s->lds_bytes && fake.bad_arg_bytes == 0,
                 "%s: block %u lds %u", s->name, l->block, l->lds);
+        /* the split tail: where the size asked for bytes and the run was given them, on a persist 2 kernel's grid
+         * of non-causal fixed-length units that do not fill whole rounds; never elsewhere */
+        const int split = l->attn.split_units > 0;
+        REQUIRE(split == (a.split_work != NULL && split_size == KILN_STATUS_SUCCESS && split_need > 0),
+                "%s: split_units %d with workspace %p, size %zu", s->name, l->attn.split_units, a.split_work, split_need);
+        if (split)
+            REQUIRE(s->persistent == 2 && gx > 0 && !p.causal && !p.varlen && (uintptr_t)a.split_work % 16 == 0 &&
+                        a.split_work_bytes >= split_need && (void *)l->attn.split_flags == a.split_work &&
+                        (char *)l->attn.split_work > (char *)a.split_work &&
+                        l->attn.split_units == kiln_attn_split_units(kiln_attn_work_units(&kp, s->bm, 0), gx) &&
+                        fake.zeros >= 1 && fake.zero[fake.zeros > 1 ? 1 : 0].dst == a.split_work,
+                    "%s: split_units %d on grid %lld", s->name, l->attn.split_units, (long long)gx);
+        stats.attn_split_runs += split;
         if (s->family == KILN_FAMILY_WGMMA)
             REQUIRE(fake.encodes == 3 + (l->attn.o_map != 0) && fake.encode[2].elem_bytes == (p.v_packed ? 2 : 1) &&
                         fake.encode[0].base == a.q && fake.encode[2].base == a.v &&
