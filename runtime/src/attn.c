@@ -809,8 +809,8 @@ static kiln_status split_size(kiln_handle h, const kiln_attn_problem *p, const k
     if (st != KILN_STATUS_SUCCESS)
         return st;
     const kiln_attn_solution *sol = &h->tables.attn_solutions[s];
-    if (sol->persistent != 2)
-        return KILN_STATUS_SUCCESS;
+    if (sol->persistent != 2 || p->varlen)
+        return KILN_STATUS_SUCCESS; /* (varlen: kiln_attn_run never splits; fill below leaves cu_seqlens NULL) */
     kiln_attn_args a;
     memset(&a, 0, sizeof a);
     kiln_attn_params k;

@@ -782,6 +782,12 @@ static void test_split_run(kiln_handle h)
         CHECK(bytes == 0 && fake.launches == 1 && fake.last[0].attn.split_units == 0 && fake.zeros == 0,
               "no split %d: %zu bytes, split_units %d", i, bytes, fake.last[0].attn.split_units);
     }
+    /* varlen: never split */
+    kiln_attn_problem vl = p;
+    vl.varlen = 1, vl.total_q = 3000, vl.total_k = 2331;
+    bytes = 1;
+    EXPECT_HAS(h, kiln_attn_split_work_size(h, &vl, NULL, &bytes), KILN_STATUS_SUCCESS, "");
+    CHECK(bytes == 0, "varlen: %zu bytes", bytes);
     /* a kernel without the split tail needs no bytes; bad calls */
     kiln_attn_problem plain = attn(3, 8, 2, 1000, 777, 128);
     plain.o_type = F16;

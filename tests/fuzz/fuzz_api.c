@@ -432,6 +432,8 @@ static void fuzz_attention(reader *r, const kiln_backend *backend)
     expect_error_state(h, split_size, 0, 0, 0, "kiln_attn_split_work_size");
     REQUIRE(fake.launches == 0 && fake.zeros == 0 && fake.encodes == 0, "the split size runs nothing");
     REQUIRE(split_size == KILN_STATUS_SUCCESS || split_need == 0, "a failed split size is 0");
+    REQUIRE(split_need == 0 || (!p.causal && !p.varlen), "no split workspace for causal (%d) or varlen (%d) problems",
+            p.causal, p.varlen);
     a.split_work_bytes = split_pick & 4 ? split_need - (split_pick & 8 ? 1 : 0) : (size_t)(split_pick >> 4) << 20;
     fake_reset();
     fake.fail_encode = (f & 4) ? 1 + (f >> 6) % 3 : 0;
