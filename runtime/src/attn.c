@@ -804,6 +804,16 @@ static kiln_status split_size(kiln_handle h, const kiln_attn_problem *p, const k
     kiln_status st = kiln_attn_validate(h, p);
     if (st != KILN_STATUS_SUCCESS || p->batch == 0 || p->heads_q == 0 || p->seqlen_q == 0)
         return st;
+    if (!algo) { /* kiln.attention asks before every run: no selection where no kernel could take the split */
+        if (p->causal || p->varlen)
+            return KILN_STATUS_SUCCESS;
+        const kiln_arch_id arch = kiln_arch_from_name(h->arch);
+        int any = 0;
+        for (int i = 0; i < h->tables.num_attn_solutions && !any; i++)
+            any = h->tables.attn_solutions[i].persistent == 2 && matches(&h->tables.attn_solutions[i], arch, p);
+        if (!any)
+            return KILN_STATUS_SUCCESS;
+    }
     int s = -1, count = 0;
     st = algo ? named_algo(h, p, algo, &s) : select_attn(h, p, &s, 1, &count, NULL);
     if (st != KILN_STATUS_SUCCESS)
