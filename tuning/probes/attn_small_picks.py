@@ -2,7 +2,8 @@
 (the packed-V ones with kiln.attention's own pass over V, as a caller gets them) and cuDNN SDPA (bf16), TFLOP/s, one
 process. Says whether the selection's order (larger tiles first unless they leave SMs idle; attn.c rank_key) picks
 the fastest kernel where the problems are small or causal.
-    KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_small_picks.py"""
+    KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_small_picks.py [label ...]
+(labels as printed, e.g. 2x16x1024x64 or 2x16x1024x64c: only those shapes)"""
 import sys
 
 import torch
@@ -30,7 +31,10 @@ def names(d):
     return [n for n in found if "PV8" not in n]  # f16 P: the recipe the default takes
 
 
+WANT = set(sys.argv[1:])
 for (b, h, s, d, causal) in SHAPES:
+    if WANT and f"{b}x{h}x{s}x{d}{'c' if causal else ''}" not in WANT:
+        continue
     torch.manual_seed(s + d + b)
     x = [torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
     q8, k8, v8, (dq, dk, dv) = kiln.quantize_qkv(*x)
