@@ -203,9 +203,9 @@ template <class T8> struct PairWiden16 {
 template <> struct PairWiden16<kiln_e5m2> {
     KILN_DEVICE static void run(uint32_t x0, uint32_t x1, uint32_t (&out)[4]) {
         out[0] = __byte_perm(x0, x1, 0x4000) & 0xff00ff00u;  // {0, x0 byte 0, 0, x1 byte 0}
-        out[1] = __byte_perm(x0, x1, 0x5100) & 0xff00ff00u;
-        out[2] = __byte_perm(x0, x1, 0x6200) & 0xff00ff00u;
-        out[3] = __byte_perm(x0, x1, 0x7300) & 0xff00ff00u;
+        out[1] = __byte_perm(x0, x1, 0x5010) & 0xff00ff00u;
+        out[2] = __byte_perm(x0, x1, 0x6020) & 0xff00ff00u;
+        out[3] = __byte_perm(x0, x1, 0x7030) & 0xff00ff00u;
     }
 };
 // max.f16x2 (NaN loses to a number, as in fmaxf)
