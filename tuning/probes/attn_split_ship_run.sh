@@ -1,5 +1,6 @@
 #!/bin/bash
-# One device command for the split tail as shipped, on the attention-only library of tuning/probes/attn_lib_build.sh
+# One device command for the split tail as shipped (`git apply tuning/patches/attn_split_ship.patch` and
+# `generator/kiln-gen generate` first), on the attention-only library of tuning/probes/attn_lib_build.sh
 # (carry build-probe/attnlib/lib and build-probe/attnlib/generated): the GPU attention tests (recorded in
 # $OUT/gpu_run.jsonl), bench_attn, the forced kernels of tuning/probes/attn_small_picks.py at the head dim 64 wave
 # boundaries, then compute-sanitizer memcheck and racecheck of test_split_tail on the capped grids (in that order:
