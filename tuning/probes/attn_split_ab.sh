@@ -22,18 +22,7 @@ rows = [l for l in body.splitlines() if l.startswith("  - {") and "persist: 1" i
 assert len(rows) == 6, rows
 print(head + "solutions:\n" + "\n".join(l.replace("persist: 1", f"persist: {v}") for l in rows))
 PY
-    PYTHONPATH=generator python3 -c "
-from pathlib import Path
-from kilngen import attention_yaml, render
-w = Path('$w')
-af = attention_yaml.load_file(w / 'solutions/sm90/attention/fp8_wgmma.yaml', w)
-render.write_tree(w / 'generated', render.render_tree([], Path('templates'), attention=[af]))"
-    cmake -S . -B $w/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_ARCHS=sm90 -DKILN_GENERATED_DIR=$PWD/$w/generated \
-      -DKILN_BUILD_TESTS=OFF -DPython3_EXECUTABLE=$(command -v python3) > $w.log 2>&1
-    cmake --build $w/build -j "$(nproc)" >> $w.log 2>&1
-    grep -h "spill\|serialized" $w.log | head -5 || true
-    mkdir -p $w/lib && cp -L $w/build/libkiln.so $w/lib/libkiln.so  # (what the device call carries: lib, generated)
-    ls -la $w/lib/libkiln.so
+    bash tuning/probes/attn_lib_build.sh $w $w/solutions/sm90/attention/fp8_wgmma.yaml
   done
 elif [ "${1:-}" = check ]; then
   OUT=${OUT:-/tmp/attn_split}; mkdir -p $OUT
