@@ -1,10 +1,10 @@
 #!/bin/bash
-# One device command for the split tail as shipped (`git apply tuning/patches/attn_split_ship.patch` and
-# `generator/kiln-gen generate` first), on the attention-only library of tuning/probes/attn_lib_build.sh
-# (carry build-probe/attnlib/lib and build-probe/attnlib/generated): the GPU attention tests (recorded in
-# $OUT/gpu_run.jsonl), compute-sanitizer memcheck and racecheck of test_split_tail on the capped grids, bench_attn,
-# then the forced kernels of tuning/probes/attn_small_picks.py at the head dim 64 wave boundaries (the gate first,
-# where the call's limit is short).
+# One device command for the split tail as shipped (2d739ff), on the attention-only library of
+# tuning/probes/attn_lib_build.sh (carry build-probe/attnlib/lib and build-probe/attnlib/generated): the GPU
+# attention tests (recorded in $OUT/gpu_run.jsonl), compute-sanitizer memcheck and racecheck of test_split_tail on the
+# capped grids (racecheck took 209 s on the H100), bench_attn, then the forced kernels of
+# tuning/probes/attn_small_picks.py at the head dim 64 wave boundaries (the gate first, where the call's limit is
+# short).
 #   KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_split_ship_run.sh
 set -u
 OUT=${OUT:-/tmp/attn_ship}; mkdir -p "$OUT"
@@ -18,7 +18,7 @@ echo "pytest rc=$?: $(tail -1 "$OUT/pytest.log")"
 grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -10
 for tool in memcheck racecheck; do
   k="split_tail"; [ $tool = racecheck ] && k="split_tail and (F8B or B8H)"
-  KILN_TEST_SPLIT_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
+  KILN_TEST_SPLIT_SMALL=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
     python3 -m pytest -q -p no:cacheprovider tests/gpu/test_attention.py -k "$k" >"$OUT/split_$tool.log" 2>&1
   echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed|failed' "$OUT/split_$tool.log" | tail -2 | tr '\n' ' ')"
 done
