@@ -20,7 +20,9 @@ SHAPES = [(1, 8, 512, 64, False), (1, 8, 512, 64, True), (4, 8, 512, 64, True), 
           (8, 16, 2048, 128, True), (2, 24, 3000, 128, True), (8, 16, 2048, 64, False),
           # the wave estimate's boundaries (attn.c attn_estimate): 64 and 68 128-row workgroups; bm 192 against 128
           (1, 4, 2048, 128, False), (1, 4, 2176, 128, False), (2, 16, 1024, 64, False), (2, 16, 1024, 64, True),
-          (1, 16, 2048, 64, False), (1, 32, 4096, 64, False)]
+          (1, 16, 2048, 64, False), (1, 32, 4096, 64, False),
+          # bench_attn's non-causal head dim 128 and 256 rows (is a kernel other than the pick faster there?)
+          (4, 32, 4096, 128, False), (1, 16, 16384, 128, False), (2, 8, 8192, 256, False)]
 
 
 def names(d):
