@@ -347,11 +347,11 @@ def test_bad_calls():
 @pytest.mark.parametrize("types", ["F8B", "F8H", "B8B", "B8H"])
 def test_split_tail(types, monkeypatch):
     """Kernels with the split tail (`persist: 2`: the six persistent entries of the shipped YAML, every type pair):
-    non-causal problems whose query blocks leave the grid's last round part
-    empty, so that the last blocks are cut along their keys and each cut block is summed from two CTAs' partials. With
-    KILN_ATTN_GRID capping the grid (3, 7 and 11 CTAs: many whole blocks a CTA before the tail, cuts inside key tiles,
-    key lengths that are not multiples of a tile, GQA) and on the device's own grid; against the float64 reference
-    with the f16 P V kernels' gate, LSE included (kiln.attention passes the workspace the kernel asks for)."""
+    non-causal problems whose query blocks leave the grid's last round part empty, so that the last blocks are cut
+    along their keys and each cut block is summed from two CTAs' partials. With KILN_ATTN_GRID capping the grid (3, 7
+    and 11 CTAs: many whole blocks a CTA before the tail, cuts inside key tiles, key lengths that are not multiples of
+    a tile, GQA) and on the device's own grid; against the float64 reference with the f16 P V kernels' gate, LSE
+    included (kiln.attention passes the workspace the kernel asks for)."""
     require()
     sm90_only()
     kernels = [(n, s) for n, s in table_attention_kernels(types) if s.persist == 2]
