@@ -9,7 +9,15 @@ of one head (against every key) is checked against float64 exact attention (kiln
 from the bf16 values); the relative L2 and the largest error of both are recorded beside each other, and again on
 inputs with outliers (0.1 % of the elements times 50). A second kiln timing reads a V packed once beforehand
 (kiln.attention_pack_v: a KV cache); the first is kiln.attention as called, which packs V itself where that pays.
-FLOPs: 4 * B * H * S * S * D (half of it causal). Timing: bench_gemm.py's time_fn (CUDA events, median).
+FLOPs: 4 * B * H * S * S * D (half of it causal).
+
+Timing: bench_gemm.py's time_rotation. The four sides (kiln, kiln with V packed once, cuDNN, flash) run in blocks of
+5 calls, the order turned each round, for --budget-s seconds a side (at most --iters calls a side; problems whose call
+takes under --short-ms keep --short-iters calls, and the GPU sleeps before each round while the host queues it, since
+the host takes longer to launch such a call than the GPU to run it); medians of CUDA event times. Each side thus runs under the clocks and the temperature of the others: at ~1 ms a call the H100 settles
+below its boost clock within a second, and sides timed one after the other for 30 calls each (the method up to
+afdc134) carried that drift into the ratios (rows whose V-packed-once time came out 5 % below the time of the same
+kernel plus a pass).
 
 Summary (JSON "summary"): hd128_noncausal_vs_cudnn, hd128_causal_vs_cudnn, hd256_vs_cudnn, hd64_vs_cudnn,
 small_512_vs_cudnn (kiln TFLOP/s / cuDNN TFLOP/s, geomean over the shapes of each class), and *_vs_flash alike;
@@ -38,7 +46,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import PLOT_LATER, geomean, git_commit, plot_cases, tflops, time_fn, write_report  # noqa: E402
+from bench_gemm import (PLOT_LATER, _warm_ms, geomean, git_commit, plot_cases, tflops, time_rotation,  # noqa: E402
+                        write_report)
 
 try:
     import torch
@@ -113,6 +122,7 @@ def run_shape(sh: Shape, args) -> dict:
     qf, kf, vf, (dq, dk, dv) = kiln.quantize_qkv(*x)
     out = torch.empty(sh.b, sh.s, sh.h, sh.d, dtype=torch.bfloat16, device="cuda")
     qt, kt_, vt = (t.transpose(1, 2).contiguous() for t in x)  # SDPA's layout
+    sides = {}  # name -> fn(_), timed together below
 
     def ours(_):
         return kiln.attention(qf, kf, vf, q_descale=dq, k_descale=dk, v_descale=dv, causal=sh.causal, out=out)
@@ -128,8 +138,7 @@ def run_shape(sh: Shape, args) -> dict:
                                             v_descale=dv, causal=sh.causal)
         row["kiln_rel_l2"] = rel_l2(out[:1, -r:, :1], ref_k)
         row["kiln_max_abs_err"] = max_abs(out[:1, -r:, :1], ref_k)
-        t = time_fn(ours, [None], args.warmup, args.iters, args.budget_s)
-        row["kiln_ms"], row["kiln_tflops"] = t["median_ms"], tflops(sh.flops, t["median_ms"])
+        sides["kiln"] = ours
         row["kiln_kernel"] = None
     except Exception as exc:  # noqa: BLE001 - one broken shape must not hide the others
         row["error"] = f"kiln: {type(exc).__name__}: {str(exc)[:300]}"
@@ -159,22 +168,31 @@ def run_shape(sh: Shape, args) -> dict:
         def ours_packed(_):
             return kiln.attention(qf, kf, packed, q_descale=dq, k_descale=dk, v_descale=dv, causal=sh.causal, out=out)
 
-        t = time_fn(ours_packed, [None], args.warmup, args.iters, args.budget_s)
-        row["kiln_packed_tflops"] = tflops(sh.flops, t["median_ms"])
+        ours_packed(None)
+        sides["kiln_packed"] = ours_packed
     except kiln.KilnError:  # an arch without packed-V kernels: the column stays empty
         pass
     for backend in ("cudnn", "flash"):
         try:
             sdpa(qt, kt_, vt, sh.causal, backend)
-            t = time_fn(lambda _: sdpa(qt, kt_, vt, sh.causal, backend), [None], args.warmup, args.iters,
-                        args.budget_s)
-            row[f"{backend}_tflops"] = tflops(sh.flops, t["median_ms"])
+            sides[backend] = lambda _, backend=backend: sdpa(qt, kt_, vt, sh.causal, backend)
+        except Exception as exc:  # noqa: BLE001
+            row[f"{backend}_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    if sides:
+        torch.cuda.synchronize()
+        short = _warm_ms(next(iter(sides.values())), [None], args.warmup) < args.short_ms
+        times = time_rotation(list(sides.values()), [None], args.warmup, args.short_iters if short else args.iters,
+                              args.budget_s * len(sides), queue_each_round=short)
+        for name, t in zip(sides, times):
+            key = "kiln" if name == "kiln" else name
+            row[f"{key}_ms"], row[f"{key}_tflops"] = t["median_ms"], tflops(sh.flops, t["median_ms"])
+        row["timed_calls"] = times[0]["runs"]
+    for backend in ("cudnn", "flash"):
+        if f"{backend}_tflops" in row:
             if "kiln_tflops" in row:
                 row[f"ratio_vs_{backend}"] = row["kiln_tflops"] / row[f"{backend}_tflops"]
             if "kiln_packed_tflops" in row:
                 row[f"packed_ratio_vs_{backend}"] = row["kiln_packed_tflops"] / row[f"{backend}_tflops"]
-        except Exception as exc:  # noqa: BLE001
-            row[f"{backend}_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     try:
         got = sdpa(qt[:1, :1], kt_[:1, :1], vt[:1, :1], sh.causal, "flash").transpose(1, 2)[:, -r:]
         ref_b, _ = kiln.attention_reference(x[0][:1, -r:, :1], x[1][:1, :, :1], x[2][:1, :, :1], causal=sh.causal)
@@ -234,7 +252,8 @@ COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
 def markdown(meta, rows, summary) -> str:
     lines = [f"# kiln FP8 attention forward: {meta['device']}", "",
              f"commit `{meta['commit']}`, torch {meta['torch']}, {meta['time_utc']}; kiln: e4m3 Q/K/V with per-tensor "
-             f"descales -> bf16; baselines: torch SDPA in bf16 (cuDNN, flash backends)", "", "## Summary", ""]
+             f"descales -> bf16; baselines: torch SDPA in bf16 (cuDNN, flash backends)"
+             + (f"; timing: {meta['timing']}" if meta.get("timing") else ""), "", "## Summary", ""]
     lines += [f"- {x}" for x in summary_lines(summary)]
     lines += ["", "| " + " | ".join(c[0] for c in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in rows:
@@ -280,9 +299,11 @@ def self_check() -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--iters", type=int, default=400, help="calls a side at most")
+    ap.add_argument("--short-iters", type=int, default=30, help="calls a side where a call takes under --short-ms")
+    ap.add_argument("--short-ms", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--budget-s", type=float, default=2.0)
+    ap.add_argument("--budget-s", type=float, default=1.0, help="GPU seconds a side and shape (at most)")
     ap.add_argument("--out-dir", default=str(REPO / "bench" / "results"))
     ap.add_argument("--name", default=None)
     ap.add_argument("--dry-run", action="store_true")
@@ -299,7 +320,9 @@ def main(argv=None) -> int:
         return 2
     device = torch.cuda.get_device_name()
     meta = {"device": device, "commit": git_commit(), "torch": torch.__version__,
-            "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "iters": args.iters}
+            "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "iters": args.iters,
+            "timing": f"time_rotation: kiln, kiln V packed once, cuDNN, flash in blocks of 5 calls, {args.budget_s} s "
+                      f"a side, at most {args.iters} calls ({args.short_iters} under {args.short_ms} ms)"}
     rows = []
     for sh in SHAPES:
         rows.append(run_shape(sh, args))

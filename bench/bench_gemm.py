@@ -183,16 +183,28 @@ def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int
     both sides run under the same clocks and temperature, so a long power-limited kernel's ratio does not carry the
     drift between two back-to-back timing runs. Each side's calls rotate through sets as in time_fn; the budget is
     shared, and both sides get the call count the slower one leaves."""
-    est = [_warm_ms(fn, sets, warmup) for fn in (fa, fb)]
-    iters = min(budget_iters(iters, e, budget_s / 2) for e in est)
-    events = ([], [])
+    return tuple(time_rotation([fa, fb], sets, warmup, iters, budget_s, block))
+
+
+def time_rotation(fns, sets, warmup: int, iters: int, budget_s: float, block: int = 5, queue_each_round=False) -> list:
+    """time_pair for any number of sides: blocks of `block` calls a side, the order turned by one each round (A B C,
+    B C A, C A B, ...), every side the same call count (what the slowest leaves of budget_s / len(fns)); a
+    time_fn-style dict a side, in the order of fns. queue_each_round: the GPU sleeps before every round, not only the
+    first, while the host queues it (calls shorter than their launch from the host: each round is then timed from a
+    full queue, where otherwise the GPU would catch up with the host and the events would time the host)."""
+    n = len(fns)
+    est = [_warm_ms(fn, sets, warmup) for fn in fns]
+    iters = min(budget_iters(iters, e, budget_s / n) for e in est)
+    events = [[] for _ in fns]
     if hasattr(torch.cuda, "_sleep"):
         torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
-    done = [0, 0]
+    done = [0] * n
     r = 0
     while min(done) < iters:
-        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
-            fn = (fa, fb)[side]
+        if queue_each_round and r > 0 and hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
+        for side in [(r + i) % n for i in range(n)]:
+            fn = fns[side]
             for _ in range(min(block, iters - done[side])):
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 e0.record()
@@ -202,7 +214,7 @@ def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int
                 done[side] += 1
         r += 1
     torch.cuda.synchronize()
-    return _summary(events[0]), _summary(events[1])
+    return [_summary(ev) for ev in events]
 
 
 def rel_l2(x, ref) -> float:

@@ -1,4 +1,4 @@
-"""bench_gemm.time_pair without a GPU: a stand-in torch whose events read a fake GPU clock that each timed call
+"""bench_gemm.time_pair and time_rotation without a GPU: a stand-in torch whose events read a fake GPU clock that each timed call
 advances by that side's cost. Checks the alternation (A B, B A, ...), the equal call counts, the rotation through
 input sets, the time budget, and that the medians are each side's own."""
 from __future__ import annotations
@@ -77,6 +77,26 @@ def test_budget_cuts_both_sides_alike(fake):
     # half the budget a side: 500 ms / 50 ms = 10 calls of the slow one, and the fast one is held to the same count
     assert ts["runs"] == tf["runs"] == max(bench_gemm.MIN_ITERS, 10)
     assert ts["median_ms"] == 50.0 and tf["median_ms"] == 1.0
+
+
+def test_rotation_of_three_sides(fake):
+    """time_rotation: blocks of each side, the order turned by one each round (a b c, b c a, c a b), every side the
+    same call count, which the slowest side's share of the budget sets."""
+    calls = []
+
+    def side(name, ms):
+        def fn(s):
+            calls.append(name)
+            fake.now += ms
+        return fn
+
+    ta, tb, tc = bench_gemm.time_rotation([side("a", 1.0), side("b", 2.0), side("c", 4.0)], [None], warmup=1,
+                                          iters=1000, budget_s=0.12, block=5)
+    timed = "".join(calls[3:])
+    # 40 ms a side: 10 calls of c (4 ms each), and a and b held to the same count
+    assert ta["runs"] == tb["runs"] == tc["runs"] == 10
+    assert timed == "aaaaabbbbbccccc" + "bbbbbcccccaaaaa", timed
+    assert (ta["median_ms"], tb["median_ms"], tc["median_ms"]) == (1.0, 2.0, 4.0)
 
 
 def test_drift_reaches_both_sides(fake):
