@@ -345,6 +345,17 @@ template <class C> struct AttnWgmma {
     // thread's pack it within the producer's registers (24 with two consumers: no spills where the branch to them is
     // warp-uniform to ptxas; a per-thread branch there spilled 90-150 bytes). Three consumers: no such warps' worth.
     static constexpr bool FILL = VPRE && CW <= 2;
+    // PACE (FILL in a persistent kernel with the split tail's plan, whose word 3 holds the limit): the packers claim a
+    // chunk only while its section of the work order is at most FILL_AHEAD past the sections that the grid's next
+    // items read, seen from their CTA's current item, so that V^T is written shortly before it is read (from L2)
+    // instead of all of it in the first ~150 us of the kernel, where it competed with the first sections' K and V^T
+    // loads for L2 and HBM.
+    static constexpr bool PACE = FILL && SPLIT;
+#ifdef KILN_ATTN_FILL_AHEAD
+    static constexpr int FILL_AHEAD = KILN_ATTN_FILL_AHEAD;
+#else
+    static constexpr int FILL_AHEAD = 1;
+#endif
     static constexpr bool WIDE_PRODUCER = PERSIST && !VPRE && CW == 2;
     static constexpr bool THIN_PRODUCER = PERSIST && VPRE && CW == 2;
     static constexpr int PRODUCER_REGS =
@@ -494,7 +505,8 @@ template <class C> struct AttnWgmma {
                 break;
             n = k + 1;
         }
-        plan[0] = units - tail, plan[1] = units - tail + c, plan[2] = n, plan[3] = 0;
+        // (plan[3]: PACE's claim limit, none until the consumers' first item sets it)
+        plan[0] = units - tail, plan[1] = units - tail + c, plan[2] = n, plan[3] = PACE ? 1 << 30 : 0;
     }
 
     // The shared-memory address of the kernel's 1024-byte aligned base (attn_wgmma's `base`).
@@ -579,7 +591,11 @@ template <class C> struct AttnWgmma {
 #pragma unroll 1
         for (;;) {
             int i = 0;
-            if (lane == 0) i = atomicAdd(p.vt_sync, 1);
+            if (lane == 0) {
+                if constexpr (PACE)  // (plan_limit: the first claim past the sections the CTA may pack now)
+                    while (*reinterpret_cast<volatile int32_t *>(p.vt_sync) >= plan_limit()) __nanosleep(256);
+                i = atomicAdd(p.vt_sync, 1);
+            }
             i = __shfl_sync(0xffffffffu, i, 0);
             const int hk_all = p.batch * p.heads_kv, nkb = (int)((p.vt_keys + 63) / 64);
             if (i >= hk_all * nkb) return;
@@ -624,6 +640,18 @@ template <class C> struct AttnWgmma {
                 }
             }
         }
+    }
+    // PACE: the packers' claim limit (a claim index), which the first consumer thread sets with each item (the TMA
+    // thread has no registers to spare: a store of its own there spilled 4-12 bytes); 2^30 before the first item,
+    // once the CTA's items are done, and without a work order. (The packers' loop spilled as well until the claim's
+    // index arithmetic stayed after the claim, where it was.)
+    KILN_DEVICE static int plan_limit() {
+        int v;
+        asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(lds_base() + OFF_PLAN + 12));
+        return v;
+    }
+    KILN_DEVICE static void set_plan_limit(int section) {
+        asm volatile("st.volatile.shared.u32 [%0], %1;\n" ::"r"(lds_base() + OFF_PLAN + 12), "r"(section) : "memory");
     }
     // vt_fill: whether kv head hk (b * heads_kv + kvh) has all its chunks packed (one acquire a tile until it has;
     // the packers run ahead of the items after the first ones); where not, the TMA thread waits for V^T's chunks of
@@ -814,10 +842,20 @@ template <class C> struct AttnWgmma {
         sm90::regs_alloc<CONSUMER_REGS>();
         for_each_item(p, [&](const Item &w) {
             if (wg == 1 && warp == 0 && lane == 0) KILN_STAMP(w.it, 20, clock64());
+            // PACE: the packers' claim limit from this item's section (of work_heads query heads and work_heads /
+            // group kv heads of (vt_keys + 63) / 64 chunks each, `per` units a head): the sections the grid's next
+            // items reach (the CTA's next item is gridDim.x units on) and FILL_AHEAD more
+            if (PACE && tid == 128 && p.vt_fill && p.work_heads > 0) {
+                const int nblk = (p.seqlen_q + BM - 1) / BM, per = p.work_pairs && p.causal ? (nblk + 1) / 2 : nblk;
+                const int sec_units = p.work_heads * per, ahead = ((int)gridDim.x + sec_units - 1) / sec_units;
+                set_plan_limit(((w.b * p.heads_q + w.h) / p.work_heads + ahead + FILL_AHEAD + 1) *
+                               (p.work_heads / group) * (int)((p.vt_keys + 63) / 64));
+            }
             // (SPLIT: a piece's keys counted from its first tile; only non-causal problems are split)
             consume(p, &maps.o, smem, bars, wg - 1, warp, lane, w.b, w.h, w.m0, w.n_tiles(p), w.len_k - w.len_q,
                     w.len_k - (SPLIT ? w.kt0 * BN : 0), w.tb, w.it, SPLIT ? w.role : 0);
         });
+        if (PACE && tid == 128) set_plan_limit(1 << 30);  // (the CTA's packers take whatever is left)
         if constexpr (SPLIT) split_finish(p, &maps.o);
         if constexpr (OSTAGE)
             if (lane == 0) sm90::bulk_wait<0>();  // O's last stores done before the CTA's shared memory goes
