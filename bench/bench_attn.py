@@ -12,9 +12,10 @@ inputs with outliers (0.1 % of the elements times 50). A second kiln timing read
 FLOPs: 4 * B * H * S * S * D (half of it causal).
 
 Timing: bench_gemm.py's time_rotation. The four sides (kiln, kiln with V packed once, cuDNN, flash) run in blocks of
-5 calls, the order turned each round, for --budget-s seconds a side (at most --iters calls a side; problems whose call
-takes under --short-ms keep --short-iters calls, and the GPU sleeps before each round while the host queues it, since
-the host takes longer to launch such a call than the GPU to run it); medians of CUDA event times. Each side thus runs under the clocks and the temperature of the others: at ~1 ms a call the H100 settles
+5 calls, the order turned each round, for --budget-s seconds a side (at most --iters calls a side); medians of CUDA
+event times. Problems whose call takes under --short-ms are timed a side at a time, --short-iters calls queued behind
+a GPU sleep (bench_gemm.time_fn): in rotation the events of such calls timed the host's launches (a
+1x8x512x64 call at 70-90 us against 10 us alone). Each side thus runs under the clocks and the temperature of the others: at ~1 ms a call the H100 settles
 below its boost clock within a second, and sides timed one after the other for 30 calls each (the method up to
 afdc134) carried that drift into the ratios (rows whose V-packed-once time came out 5 % below the time of the same
 kernel plus a pass).
@@ -46,8 +47,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import (PLOT_LATER, _warm_ms, geomean, git_commit, plot_cases, tflops, time_rotation,  # noqa: E402
-                        write_report)
+from bench_gemm import (PLOT_LATER, _warm_ms, geomean, git_commit, plot_cases, tflops, time_fn,  # noqa: E402
+                        time_rotation, write_report)
 
 try:
     import torch
@@ -181,8 +182,10 @@ def run_shape(sh: Shape, args) -> dict:
     if sides:
         torch.cuda.synchronize()
         short = _warm_ms(next(iter(sides.values())), [None], args.warmup) < args.short_ms
-        times = time_rotation(list(sides.values()), [None], args.warmup, args.short_iters if short else args.iters,
-                              args.budget_s * len(sides), queue_each_round=short)
+        if short:  # (each side behind its own queue-ahead sleep, as time_fn times it; no drift at ~10 us a call)
+            times = [time_fn(fn, [None], args.warmup, args.short_iters, args.budget_s) for fn in sides.values()]
+        else:
+            times = time_rotation(list(sides.values()), [None], args.warmup, args.iters, args.budget_s * len(sides))
         for name, t in zip(sides, times):
             key = "kiln" if name == "kiln" else name
             row[f"{key}_ms"], row[f"{key}_tflops"] = t["median_ms"], tflops(sh.flops, t["median_ms"])
@@ -322,7 +325,8 @@ def main(argv=None) -> int:
     meta = {"device": device, "commit": git_commit(), "torch": torch.__version__,
             "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "iters": args.iters,
             "timing": f"time_rotation: kiln, kiln V packed once, cuDNN, flash in blocks of 5 calls, {args.budget_s} s "
-                      f"a side, at most {args.iters} calls ({args.short_iters} under {args.short_ms} ms)"}
+                      f"a side, at most {args.iters} calls (under {args.short_ms} ms a call: time_fn a side, "
+                      f"{args.short_iters} calls)"}
     rows = []
     for sh in SHAPES:
         rows.append(run_shape(sh, args))

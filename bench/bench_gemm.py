@@ -186,12 +186,10 @@ def time_pair(fa, fb, sets, warmup: int, iters: int, budget_s: float, block: int
     return tuple(time_rotation([fa, fb], sets, warmup, iters, budget_s, block))
 
 
-def time_rotation(fns, sets, warmup: int, iters: int, budget_s: float, block: int = 5, queue_each_round=False) -> list:
+def time_rotation(fns, sets, warmup: int, iters: int, budget_s: float, block: int = 5) -> list:
     """time_pair for any number of sides: blocks of `block` calls a side, the order turned by one each round (A B C,
     B C A, C A B, ...), every side the same call count (what the slowest leaves of budget_s / len(fns)); a
-    time_fn-style dict a side, in the order of fns. queue_each_round: the GPU sleeps before every round, not only the
-    first, while the host queues it (calls shorter than their launch from the host: each round is then timed from a
-    full queue, where otherwise the GPU would catch up with the host and the events would time the host)."""
+    time_fn-style dict a side, in the order of fns."""
     n = len(fns)
     est = [_warm_ms(fn, sets, warmup) for fn in fns]
     iters = min(budget_iters(iters, e, budget_s / n) for e in est)
@@ -201,8 +199,6 @@ def time_rotation(fns, sets, warmup: int, iters: int, budget_s: float, block: in
     done = [0] * n
     r = 0
     while min(done) < iters:
-        if queue_each_round and r > 0 and hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
         for side in [(r + i) % n for i in range(n)]:
             fn = fns[side]
             for _ in range(min(block, iters - done[side])):

@@ -645,13 +645,17 @@ template <class C> struct AttnWgmma {
     // thread has no registers to spare: a store of its own there spilled 4-12 bytes); 2^30 before the first item,
     // once the CTA's items are done, and without a work order. (The packers' loop spilled as well until the claim's
     // index arithmetic stayed after the claim, where it was.)
+    // Shared-memory atomics, not volatile accesses: racecheck counts an unsynchronized store and load of one word
+    // between two threads as a hazard, however benign.
     KILN_DEVICE static int plan_limit() {
         int v;
-        asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(lds_base() + OFF_PLAN + 12));
+        asm volatile("atom.shared.or.b32 %0, [%1], 0;\n" : "=r"(v) : "r"(lds_base() + OFF_PLAN + 12) : "memory");
         return v;
     }
-    KILN_DEVICE static void set_plan_limit(int section) {
-        asm volatile("st.volatile.shared.u32 [%0], %1;\n" ::"r"(lds_base() + OFF_PLAN + 12), "r"(section) : "memory");
+    KILN_DEVICE static void set_plan_limit(int limit) {
+        int old;
+        asm volatile("atom.shared.exch.b32 %0, [%1], %2;\n" : "=r"(old) : "r"(lds_base() + OFF_PLAN + 12), "r"(limit)
+                     : "memory");
     }
     // vt_fill: whether kv head hk (b * heads_kv + kvh) has all its chunks packed (one acquire a tile until it has;
     // the packers run ahead of the items after the first ones); where not, the TMA thread waits for V^T's chunks of

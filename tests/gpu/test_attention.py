@@ -354,7 +354,10 @@ def test_split_tail(types, monkeypatch):
     included (kiln.attention passes the workspace the kernel asks for)."""
     require()
     sm90_only()
-    kernels = [(n, s) for n, s in table_attention_kernels(types) if s.persist == 2]
+    # (KILN_TEST_SPLIT_ONLY: only the kernels whose names contain it, for the sanitizers: racecheck of the packed-V
+    # kernels, which pack V^T themselves on the capped grids, took over 300 s for two type pairs)
+    only = os.environ.get("KILN_TEST_SPLIT_ONLY")
+    kernels = [(n, s) for n, s in table_attention_kernels(types) if s.persist == 2 and (not only or only in n)]
     for sol, algo, qkv, out, d in forced(kernels, f"{types} attention kernels with the split tail", 300):
         # (KILN_TEST_SPLIT_SMALL=1, for the sanitizers: the capped grids only)
         cases = [("3", (2, 1000, 1337, 4, 2)), ("7", (1, 777, 2048, 8, 2)), ("11", (3, 1500, 515, 2, 1))]
