@@ -3,8 +3,10 @@
 # library of `bash tuning/probes/attn_lib_build.sh DIR` (carry DIR/lib and DIR/generated; DIR default
 # build-probe/attnlib2): the GPU attention tests (recorded in $OUT/gpu_run.jsonl), compute-sanitizer memcheck and
 # racecheck of test_split_tail on the capped grids (the persist 2 kernels with the packing and its pacing on 3, 7 and
-# 11 CTAs; racecheck took 209 s on the H100), then bench_attn RUNS times (default 2) as attn_<name>_run<i>.
-#   KILN_COMMIT=<sha> OUT=<dir> [DIR=...] [RUNS=2] [NAME=...] bash tuning/probes/attn_pace_ship_run.sh
+# 11 CTAs; racecheck took 209 s on the H100), then bench_attn RUNS times (default 2) as <NAME>_run<i>, and with
+# PICKS=<labels> the forced kernels of tuning/probes/attn_small_picks.py at those shapes.
+#   KILN_COMMIT=<sha> OUT=<dir> [DIR=...] [RUNS=2] [NAME=...] [SPLIT_ONLY=VP1] [PICKS=...] \
+#     bash tuning/probes/attn_pace_ship_run.sh
 set -u
 OUT=${OUT:-/tmp/attn_pace}; mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
@@ -29,3 +31,7 @@ for i in $(seq 1 ${RUNS:-2}); do
   echo "bench run$i rc=$?"; grep -h -A7 "^## Summary" "$OUT/${NAME:-attn}_run$i.md" | tail -6
   grep "^| [0-9]" "$OUT/${NAME:-attn}_run$i.md" | cut -d'|' -f2-8
 done
+if [ -n "${PICKS:-}" ]; then
+  timeout 150 python3 tuning/probes/attn_small_picks.py $PICKS >"$OUT/small_picks.txt" 2>&1
+  grep -v "^    " "$OUT/small_picks.txt"
+fi
