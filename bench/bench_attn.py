@@ -11,14 +11,14 @@ inputs with outliers (0.1 % of the elements times 50). A second kiln timing read
 (kiln.attention_pack_v: a KV cache); the first is kiln.attention as called, which packs V itself where that pays.
 FLOPs: 4 * B * H * S * S * D (half of it causal).
 
-Timing: bench_gemm.py's time_rotation. The four sides (kiln, kiln with V packed once, cuDNN, flash) run in blocks of
+Timing: bench_gemm.py's time_sides. The four sides (kiln, kiln with V packed once, cuDNN, flash) run in blocks of
 5 calls, the order turned each round, for --budget-s seconds a side (at most --iters calls a side); medians of CUDA
-event times. Problems whose call takes under --short-ms are timed a side at a time, --short-iters calls queued behind
-a GPU sleep (bench_gemm.time_fn): in rotation the events of such calls timed the host's launches (a
-1x8x512x64 call at 70-90 us against 10 us alone). Each side thus runs under the clocks and the temperature of the others: at ~1 ms a call the H100 settles
+event times. Each side thus runs under the clocks and the temperature of the others: at ~1 ms a call the H100 settles
 below its boost clock within a second, and sides timed one after the other for 30 calls each (the method up to
 afdc134) carried that drift into the ratios (rows whose V-packed-once time came out 5 % below the time of the same
-kernel plus a pass).
+kernel plus a pass). Problems whose call takes under --short-ms are timed a side at a time, --short-iters calls
+queued behind a GPU sleep: in rotation the events of such calls timed the host's launches (a 1x8x512x64 call at
+70-90 us against 10 us alone).
 
 Summary (JSON "summary"): hd128_noncausal_vs_cudnn, hd128_causal_vs_cudnn, hd256_vs_cudnn, hd64_vs_cudnn,
 small_512_vs_cudnn (kiln TFLOP/s / cuDNN TFLOP/s, geomean over the shapes of each class), and *_vs_flash alike;
@@ -47,8 +47,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import kiln  # noqa: E402
-from bench_gemm import (PLOT_LATER, _warm_ms, geomean, git_commit, plot_cases, tflops, time_fn,  # noqa: E402
-                        time_rotation, write_report)
+from bench_gemm import PLOT_LATER, geomean, git_commit, plot_cases, tflops, time_sides, write_report  # noqa: E402
 
 try:
     import torch
@@ -181,14 +180,10 @@ def run_shape(sh: Shape, args) -> dict:
             row[f"{backend}_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     if sides:
         torch.cuda.synchronize()
-        short = _warm_ms(next(iter(sides.values())), [None], args.warmup) < args.short_ms
-        if short:  # (each side behind its own queue-ahead sleep, as time_fn times it; no drift at ~10 us a call)
-            times = [time_fn(fn, [None], args.warmup, args.short_iters, args.budget_s) for fn in sides.values()]
-        else:
-            times = time_rotation(list(sides.values()), [None], args.warmup, args.iters, args.budget_s * len(sides))
+        times = time_sides(list(sides.values()), [None], args.warmup, args.iters, args.budget_s, args.short_ms,
+                           args.short_iters)
         for name, t in zip(sides, times):
-            key = "kiln" if name == "kiln" else name
-            row[f"{key}_ms"], row[f"{key}_tflops"] = t["median_ms"], tflops(sh.flops, t["median_ms"])
+            row[f"{name}_ms"], row[f"{name}_tflops"] = t["median_ms"], tflops(sh.flops, t["median_ms"])
         row["timed_calls"] = times[0]["runs"]
     for backend in ("cudnn", "flash"):
         if f"{backend}_tflops" in row:

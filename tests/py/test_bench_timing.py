@@ -1,5 +1,5 @@
-"""bench_gemm.time_pair and time_rotation without a GPU: a stand-in torch whose events read a fake GPU clock that each timed call
-advances by that side's cost. Checks the alternation (A B, B A, ...), the equal call counts, the rotation through
+"""bench_gemm.time_pair and time_rotation without a GPU: a stand-in torch whose events read a fake GPU clock that each
+timed call advances by that side's cost. Checks the alternation (A B, B A, ...), the equal call counts, the rotation through
 input sets, the time budget, and that the medians are each side's own."""
 from __future__ import annotations
 
@@ -97,6 +97,27 @@ def test_rotation_of_three_sides(fake):
     assert ta["runs"] == tb["runs"] == tc["runs"] == 10
     assert timed == "aaaaabbbbbccccc" + "bbbbbcccccaaaaa", timed
     assert (ta["median_ms"], tb["median_ms"], tc["median_ms"]) == (1.0, 2.0, 4.0)
+
+
+def test_sides_shorter_than_a_launch_are_timed_alone(fake):
+    """time_sides: where the first side's call is under short_ms, each side alone (all of a's calls, then b's);
+    otherwise in rotation."""
+    calls = []
+
+    def side(name, ms):
+        def fn(s):
+            calls.append(name)
+            fake.now += ms
+        return fn
+
+    ta, tb = bench_gemm.time_sides([side("a", 0.01), side("b", 0.02)], [None], warmup=1, iters=400, budget_s=1.0,
+                                   short_iters=12)
+    assert "".join(calls[1:]) == "a" + "a" * 12 + "b" + "b" * 12  # (the estimate's call, then each side alone)
+    assert ta["runs"] == tb["runs"] == 12
+    assert (ta["median_ms"], tb["median_ms"]) == (pytest.approx(0.01), pytest.approx(0.02))
+    calls.clear()
+    ta, tb = bench_gemm.time_sides([side("a", 1.0), side("b", 2.0)], [None], warmup=1, iters=10, budget_s=1.0)
+    assert "".join(calls[3:]) == "aaaaabbbbb" + "bbbbbaaaaa"
 
 
 def test_drift_reaches_both_sides(fake):

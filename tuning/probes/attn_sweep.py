@@ -1,5 +1,5 @@
 """kiln.attention against cuDNN SDPA (bf16) on shapes that bench_attn does not list: batch, heads, odd lengths, GQA,
-each head dim, causal and not. Per shape the two sides are timed in alternating blocks (bench_gemm.time_pair, up to
+each head dim, causal and not. Per shape the two sides are timed in alternating blocks (bench_gemm.time_sides, up to
 --budget-s seconds or 400 calls a side; calls under 0.1 ms one side at a time, as bench_attn), so a row's ratio does
 not carry clock drift between two timing runs; prints one row a shape and the geomean per class of
 bench_attn (hd128 non-causal / causal, hd64, hd256, small). kiln.attention runs as a caller would call it (it packs
@@ -15,7 +15,7 @@ sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
 import kiln  # noqa: E402
 from bench_attn import sdpa  # noqa: E402  (torch SDPA with one backend)
-from bench_gemm import _warm_ms, time_fn, time_pair  # noqa: E402
+from bench_gemm import time_sides  # noqa: E402
 
 # (batch, heads_q, heads_kv, seqlen, head_dim, causal)
 SHAPES = [
@@ -61,11 +61,8 @@ def main():
         fl = 4.0 * b * hq * s * s * d * (0.5 if causal else 1.0)
         label = f"{b}x{hq}/{hk}x{s}x{d}{' causal' if causal else ''}"
         try:
-            fk, fc = lambda _: kiln.attention(q8, k8, v8, **kw), lambda _: sdpa(qt, kt, vt, causal, "cudnn")
-            if _warm_ms(fk, [None], 5) < 0.1:  # (as bench_attn: calls shorter than their launch, a side at a time)
-                tk, tc = (time_fn(f, [None], 5, 30, args.budget_s) for f in (fk, fc))
-            else:
-                tk, tc = time_pair(fk, fc, [None], 5, 400, 2 * args.budget_s)
+            tk, tc = time_sides([lambda _: kiln.attention(q8, k8, v8, **kw),
+                                 lambda _: sdpa(qt, kt, vt, causal, "cudnn")], [None], 5, 400, args.budget_s)
         except Exception as exc:  # noqa: BLE001
             print(f"{label:28s} error {type(exc).__name__}: {str(exc)[:120]}", flush=True)
             continue
