@@ -310,7 +310,7 @@ static const char *wgmma_refusal(const kiln_attn_problem *p, int own, const kiln
     for (int i = 0; i < (p->v_packed == 1 ? 6 : 9); i++)
         if (strides[i] >= limit)
             return "a q/k/v stride of 2^40 bytes or more (tensor map limit)";
-    if (p->v_packed && 2 * vt_keys(p->seqlen_k) * p->head_dim * p->heads_kv >= limit)
+    if (p->v_packed && (__int128)2 * vt_keys(p->seqlen_k) * p->head_dim * p->heads_kv >= limit)
         return "the packed V^T's batch stride is 2^40 bytes or more (tensor map limit)";
     return NULL;
 }

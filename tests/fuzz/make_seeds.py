@@ -47,3 +47,13 @@ attn_seed('attn_packed_f16', (3, 8, 2, 1000, 777), 1, (0, 0, 0, 0, 1), o=1)
 attn_seed('attn_causal_lse', (2, 16, 4, 4096, 4096), 1, (1, 0, 1, 0, 0))
 attn_seed('attn_varlen_packed', (3, 4, 2, 200, 300), 1, (1, 1, 0, 0, 1), o=1,
           edits=[(12, v16(1500)), (13, v16(1700))])
+
+# Inputs the fuzzer once failed on, kept verbatim (base64) so every run replays them.
+import base64
+REGRESSIONS = {
+    # heads_kv 2^27 with a long packed V: the V^T batch-stride check of the wgmma family multiplied past int64
+    'regress_vt_stride_overflow':
+        'AAMDAAAAAAAAAAAAAAAA/////37///8AAAAAAAAAKQEBJQAAAloAAQABACwAAAAAZmG0eDEAgACEhISEhISEhISEhISEhCqEhISEhA==',
+}
+for name, b64 in REGRESSIONS.items():
+    open(os.path.join(D, name), 'wb').write(base64.b64decode(b64))
