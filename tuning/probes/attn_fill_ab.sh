@@ -5,11 +5,11 @@
 # alternating processes (kiln and kiln with V packed once against cuDNN in the same process), bench_attn on the
 # libraries of BENCH_LIBS (default N), compute-sanitizer memcheck and racecheck of attn_vt_fill_sanitize.py, with PICKS=1 the large rows'
 # forced picks.
-#   KILN_COMMIT=<sha> OUT=<dir> bash tuning/probes/attn_fill_ab.sh
+#   KILN_COMMIT=<sha> OUT=<dir> [AB_O=build-probe/X AB_N=build-probe/Y] bash tuning/probes/attn_fill_ab.sh
 set -u
 OUT=${OUT:-/tmp/attn_fill}; mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
-O=$PWD/build-probe/attnlib; N=$PWD/build-probe/attnlib2
+O=$PWD/${AB_O:-build-probe/attnlib}; N=$PWD/${AB_N:-build-probe/attnlib2}  # (AB_O / AB_N: other library dirs)
 use() { export KILN_LIBRARY=$1/lib/libkiln.so KILN_GENERATED_DIR=$1/generated; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader | tee "$OUT/device.txt"
 use "$N"
