@@ -42,8 +42,8 @@ static struct {
     int fail_encode;       /* n > 0: the n-th tensor-map encode since fake_reset fails with DRIVER_ERROR */
     int bad_arg_bytes;     /* launches whose argument was of neither size */
     fake_launch last[2];   /* the first two launches since fake_reset */
-    fake_encode encode[4]; /* the first four encodes since fake_reset (A, B, and D where stored through a map; Q, K,
-                            * V and O) */
+    fake_encode encode[6]; /* the first six encodes since fake_reset (A, B, D where stored through a map, then the
+                            * block scales' two where they go through maps; Q, K, V and O) */
     fake_zero zero[2];     /* the first two zero fills since fake_reset */
 } fake;
 
@@ -167,7 +167,7 @@ static kiln_status fake_tma_encode(void *dev, kiln_tma_desc *out, int rank, int 
                                    const uint32_t *box)
 {
     (void)dev;
-    if (fake.encodes < 4) {
+    if (fake.encodes < (int)(sizeof fake.encode / sizeof fake.encode[0])) {
         fake_encode *e = &fake.encode[fake.encodes];
         e->rank = rank;
         e->elem_bytes = elem_bytes;

@@ -20,7 +20,11 @@ enum {
     FAKE_WG_FP8 = 11,        /* wgmma e4m3 x e4m3 -> f32 TN, 128x128x128, persistent, 384 threads, lds 192 KiB */
     FAKE_WG_FP8_SPLITK = 12, /* the same with gsu 2 and a reduce kernel, one CTA per tile (not persistent) */
     FAKE_WG_MIXED = 13,      /* wgmma f16 x e4m3 -> f32 TN prepacked, 128x128x64, persistent, align_a 8, align_b 16 */
-    FAKE_NUM_SOLUTIONS = 14
+    FAKE_WG_BLOCK = 14,      /* wgmma e4m3 x e4m3 -> bf16 TN with block scales (1x128 / 128x128), 128x128x128,
+                              * persistent, D through a map: the only solution of its logic */
+    FAKE_WG_GROUPED = 15,    /* the grouped (MoE) kind of the same types, tensor or row/column scales, 64x128x128 */
+    FAKE_WG_BLOCK_GROUPED = 16, /* grouped with block scales, 64x128x128 */
+    FAKE_NUM_SOLUTIONS = 17
 };
 
 /* Attention kernels (kiln_attn_solutions): e4m3 -> bf16 on sm90 unless said otherwise. */

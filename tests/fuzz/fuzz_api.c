@@ -158,12 +158,12 @@ static const kiln_solution *by_symbol(const char *symbol, int *reduce)
 }
 
 static void check_map(const fake_encode *e, const void *base, int elem, uint64_t cols, uint64_t rows,
-                      const kiln_problem *p, int64_t ld, int64_t stride, int tile, int swizzle)
+                      int64_t batches, int64_t ld, int64_t stride, int tile, int swizzle)
 {
     __int128 row = (__int128)ld * elem;
-    __int128 batch = p->batch > 1 ? (__int128)stride * elem : row * (__int128)rows;
+    __int128 batch = batches > 1 ? (__int128)stride * elem : row * (__int128)rows;
     REQUIRE(e->base == base && e->elem_bytes == elem, "map base/elem");
-    REQUIRE(e->dims[0] == cols && e->dims[1] == rows && e->dims[2] == (uint64_t)p->batch, "map dims");
+    REQUIRE(e->dims[0] == cols && e->dims[1] == rows && e->dims[2] == (uint64_t)batches, "map dims");
     REQUIRE((__int128)e->strides[0] == row && (__int128)e->strides[1] == batch, "map strides");
     for (int i = 0; i < 3; i++)
         REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
@@ -174,6 +174,21 @@ static void check_map(const fake_encode *e, const void *base, int elem, uint64_t
     REQUIRE((uintptr_t)base % 16 == 0 && e->swizzle_bytes == swizzle && e->box[0] * (uint32_t)elem == (uint32_t)swizzle &&
                 e->box[1] == (uint32_t)tile && e->box[2] == 1,
             "map base/box");
+}
+
+/* A block scale's map: fp32, no swizzle, within cuTensorMapEncodeTiled's limits, over the scales given. */
+static void check_scale_map(const fake_encode *e, const void *base)
+{
+    REQUIRE(e->rank == 3 && e->base == base && e->elem_bytes == 4 && e->swizzle_bytes == 0 &&
+                (uintptr_t)base % 16 == 0,
+            "scale map base/elem");
+    for (int i = 0; i < 3; i++)
+        REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
+                "scale map dims/box limits");
+    for (int i = 0; i < 2; i++)
+        REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "scale map stride limits %llu",
+                (unsigned long long)e->strides[i]);
+    REQUIRE(e->box[0] * 4 % 16 == 0 && e->box[2] == 1, "scale map box {%u, %u, %u}", e->box[0], e->box[1], e->box[2]);
 }
 
 /* A successful kiln_run of a problem that needs a GEMM kernel: the launches fit the problem. */
@@ -208,23 +223,40 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
                 g->c == (p->has_c ? a->c : NULL) && g->bias == (p->has_bias ? a->bias : NULL) &&
                 g->workspace == (s->gsu > 1 ? ws : NULL),
             "pointers and leading dimensions");
-    if (p->scale_a == KILN_SCALE_BLOCK)
-        REQUIRE(s->kind == KILN_KIND_FP8_BLOCK && g->sa_stride_m == p->scale_a_stride_m &&
-                    g->sa_stride_k == p->scale_a_stride_k && g->sb_stride_n == p->scale_b_stride_n &&
-                    g->sb_stride_k == p->scale_b_stride_k && g->sb_block_n == p->scale_b_block_n &&
+    const int block_kernel = s->kind == KILN_KIND_FP8_BLOCK || s->kind == KILN_KIND_FP8_BLOCK_GROUPED;
+    if (p->scale_a == KILN_SCALE_BLOCK) /* (grouped: each group's scale_a 16-byte aligned too for the vector reads) */
+        REQUIRE(block_kernel && g->sa_stride_m == p->scale_a_stride_m && g->sa_stride_k == p->scale_a_stride_k &&
+                    g->sb_stride_n == p->scale_b_stride_n && g->sb_stride_k == p->scale_b_stride_k &&
+                    g->sb_block_n == p->scale_b_block_n &&
                     g->sa_vec == (p->scale_a_stride_m == 1 && p->scale_a_stride_k % 4 == 0 &&
-                                  (uintptr_t)a->scale_a % 16 == 0),
+                                  (uintptr_t)a->scale_a % 16 == 0 &&
+                                  (p->group_mode == KILN_GROUP_NONE || g->g_stride_sa % 4 == 0)),
                 "block scales: a block-scaled kernel and the problem's scale layout");
     else
-        REQUIRE(s->kind != KILN_KIND_FP8_BLOCK, "a block-scaled kernel for a problem without block scales");
-    REQUIRE(p->group_mode == KILN_GROUP_NONE && g->group_mode == 0 && g->groups == 0 && g->group_index == NULL &&
-                s->kind != KILN_KIND_FP8_GROUPED && s->kind != KILN_KIND_FP8_BLOCK_GROUPED,
-            "a grouped launch (the fake tables have no grouped kernel) or grouped fields on a dense one");
+        REQUIRE(!block_kernel, "a block-scaled kernel for a problem without block scales");
+    /* grouped (MoE): a grouped kernel of the scales' kind (wgmma in these tables), the groups and their index; B has a
+     * matrix per group (k-grouped: one, split along K), A and D one per group where masked, D where k-grouped */
+    const int grouped = p->group_mode != KILN_GROUP_NONE;
+    const int64_t groups = p->groups, mode = p->group_mode;
+    if (grouped)
+        REQUIRE(s->kind == (p->scale_a == KILN_SCALE_BLOCK ? KILN_KIND_FP8_BLOCK_GROUPED : KILN_KIND_FP8_GROUPED) &&
+                    wgmma && s->gsu == 1 && g->group_mode == (int32_t)mode && g->groups == groups &&
+                    g->group_index == a->group_index && a->group_index && (uintptr_t)a->group_index % 4 == 0,
+                "a grouped launch: the kernel's kind, the groups and their index");
+    else
+        REQUIRE(g->group_mode == 0 && g->groups == 0 && g->group_index == NULL &&
+                    s->kind != KILN_KIND_FP8_GROUPED && s->kind != KILN_KIND_FP8_BLOCK_GROUPED,
+                "a dense problem on a grouped kernel, or grouped fields on a dense launch");
+    const int64_t a_batches = mode == KILN_GROUP_MASKED ? groups : grouped ? 1 : p->batch;
+    const int64_t b_batches = grouped ? (mode == KILN_GROUP_K ? 1 : groups) : p->batch;
+    const int64_t d_batches = mode == KILN_GROUP_MASKED || mode == KILN_GROUP_K ? groups : grouped ? 1 : p->batch;
     REQUIRE(l->grid[1] == 1 && l->grid[0] >= 1 && l->grid[0] <= INT32_MAX && l->grid[2] >= 1 && l->grid[2] <= 65535,
             "grid within the device limits");
     __int128 tiles = (__int128)tm * tn;
     if (wgmma) {
-        __int128 all = tiles * p->batch * s->gsu;
+        /* grouped: a bound on the groups' tiles (a contiguous group adds at most one partial tile row) */
+        __int128 all = !grouped ? tiles * p->batch * s->gsu
+                       : mode == KILN_GROUP_CONTIGUOUS ? (__int128)(tm + groups) * tn : tiles * groups;
         REQUIRE(l->arg_bytes == sizeof(kiln_tma_params) && l->tma.num_tiles == all && l->grid[2] == 1, "TMA tiles");
         __int128 want = s->persistent && sms > 0 && sms < all ? sms : all;
         REQUIRE(l->grid[0] == want, "grid x %u, want %lld", l->grid[0], (long long)want);
@@ -233,16 +265,42 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
         /* D goes through a map exactly where the kernel can store through one and D allows it */
         int block = p->scale_a == KILN_SCALE_BLOCK || p->scale_b == KILN_SCALE_BLOCK;
         int plain = !p->has_c && p->activation == KILN_ACT_NONE && !(block && p->has_bias);
-        __int128 d_row = (__int128)p->ldd * ed, d_batch = p->batch > 1 ? (__int128)p->stride_d * ed : d_row * p->m;
+        __int128 d_row = (__int128)p->ldd * ed, d_batch = d_batches > 1 ? (__int128)p->stride_d * ed : d_row * p->m;
         int d_ok = plain && s->gsu == 1 && !p->b_prepacked && (ed == 2 || ed == 4) && (uintptr_t)a->d % 16 == 0 &&
                    d_row > 0 && d_batch > 0 && d_row % 16 == 0 && d_batch % 16 == 0 && (p->n * ed) % 16 == 0 &&
                    d_row < ((__int128)1 << 40) && d_batch < ((__int128)1 << 40);
-        REQUIRE(l->tma.d_tma == (d_ok ? 128 : 0) && fake.encodes == 2 + d_ok, "maps: %d encodes, d_tma %d, want %d",
-                fake.encodes, l->tma.d_tma, d_ok);
-        check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, p, p->lda, p->stride_a, s->mt0, 128);
-        check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, p, p->ldb, p->stride_b, s->mt1, 128);
+        /* block scales: two more maps (A's, then one of B's two layouts) where the layout allows them */
+        const int sc = l->tma.scale_tma, sa_b = KILN_SCALE_TMA_A, sb_k = KILN_SCALE_TMA_B_K, sb_n = KILN_SCALE_TMA_B_N;
+        kiln_tma_map want_maps[2];
+        int want_bytes = 0, want_sc = kiln_tma_map_scales(s, p, a, want_maps, &want_bytes);
+        REQUIRE(sc == 0 || (block && block_kernel && (sc == (sa_b | sb_k) || sc == (sa_b | sb_n))),
+                "scale maps %d: only for block scales, A's with one of B's", sc);
+        REQUIRE(sc == want_sc && l->tma.scale_tma_bytes == (sc ? want_bytes : 0) && (sc == 0 || want_bytes > 0),
+                "scale maps %d (%d bytes), the layout allows %d (%d bytes)", sc, l->tma.scale_tma_bytes, want_sc,
+                want_bytes);
+        REQUIRE(l->tma.d_tma == (d_ok ? 128 : 0) && fake.encodes == 2 + d_ok + (sc ? 2 : 0),
+                "maps: %d encodes, d_tma %d, want %d, scale maps %d", fake.encodes, l->tma.d_tma, d_ok, sc);
+        check_map(&fake.encode[0], a->a, ea, (uint64_t)p->k, (uint64_t)p->m, a_batches, p->lda, p->stride_a, s->mt0,
+                  128);
+        check_map(&fake.encode[1], a->b, eb, (uint64_t)kb, (uint64_t)p->n, b_batches, p->ldb, p->stride_b, s->mt1,
+                  128);
         if (d_ok)
-            check_map(&fake.encode[2], a->d, ed, (uint64_t)p->n, (uint64_t)p->m, p, p->ldd, p->stride_d, 64, 128);
+            check_map(&fake.encode[2], a->d, ed, (uint64_t)p->n, (uint64_t)p->m, d_batches, p->ldd, p->stride_d, 64,
+                      128);
+        if (sc) {
+            const uint64_t groups_k = (uint64_t)ceil_div(p->k, 128);
+            const fake_encode *ma = &fake.encode[2 + d_ok], *mb = &fake.encode[3 + d_ok];
+            check_scale_map(ma, a->scale_a);
+            check_scale_map(mb, a->scale_b);
+            REQUIRE(ma->dims[0] == (uint64_t)p->m && ma->dims[1] == groups_k && ma->box[0] == (uint32_t)s->mt0 + 4 &&
+                        ma->box[1] == 1,
+                    "scale_a map {%llu %llu} box %u: {M, groups of K}, box MT0 + 4", (unsigned long long)ma->dims[0],
+                    (unsigned long long)ma->dims[1], ma->box[0]);
+            REQUIRE(sc & sb_k ? mb->dims[0] == groups_k && mb->box[0] == 4 && mb->box[1] == (uint32_t)ceil_div(s->mt1, 128)
+                              : mb->dims[1] == groups_k && mb->box[1] == 1,
+                    "scale_b map {%llu %llu} box {%u %u}", (unsigned long long)mb->dims[0],
+                    (unsigned long long)mb->dims[1], mb->box[0], mb->box[1]);
+        }
     } else {
         REQUIRE(l->arg_bytes == sizeof(kiln_gemm_params) && l->grid[0] == tiles &&
                     l->grid[2] == (uint32_t)(p->batch * s->gsu) && fake.encodes == 0,
@@ -278,7 +336,8 @@ static void check_zero_run(const kiln_problem *p, const kiln_args *a)
 
 /* What the inputs reached, printed at exit when KILN_FUZZ_STATS is set (tests/fuzz/README.md). */
 static struct {
-    long inputs, failed_runs, empty_runs, zero_fills, plain_runs, tma_runs, splitk_runs;
+    long inputs, failed_runs, empty_runs, zero_fills, plain_runs, tma_runs, splitk_runs, block_runs, scale_map_runs;
+    long grouped_runs;
     long attn_runs, attn_packed_runs, attn_packs, attn_split_runs;
 } stats;
 
@@ -286,9 +345,11 @@ static void print_stats(void)
 {
     fprintf(stderr,
             "fuzz_api: %ld inputs: runs refused %ld, empty %ld, zero fills %ld, plain launches %ld, TMA launches %ld "
-            "(split-K %ld); attention launches %ld (V packed %ld, split tail %ld), V^T packs %ld\n",
+            "(split-K %ld, block-scaled %ld, scales through maps %ld, grouped %ld); attention launches %ld (V packed %ld, "
+            "split tail %ld), V^T packs %ld\n",
             stats.inputs, stats.failed_runs, stats.empty_runs, stats.zero_fills, stats.plain_runs, stats.tma_runs,
-            stats.splitk_runs, stats.attn_runs, stats.attn_packed_runs, stats.attn_split_runs, stats.attn_packs);
+            stats.splitk_runs, stats.block_runs, stats.scale_map_runs, stats.grouped_runs, stats.attn_runs,
+            stats.attn_packed_runs, stats.attn_split_runs, stats.attn_packs);
 }
 
 static void expect_error_state(kiln_handle h, kiln_status st, int launches, int zeros, int encodes, const char *call)
@@ -573,6 +634,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     args.scale_a = pointer(&r, 0x50000000);
     args.scale_b = pointer(&r, 0x50000100);
     args.bias = pointer(&r, 0x60000000);
+    /* grouped problems' index (no byte of its own, so that the seeds keep their meaning): flag 16 makes it missing or
+     * misaligned */
+    args.group_index = (flags & 16) ? ((flags & 32) ? NULL : (const int32_t *)(uintptr_t)0x68000002)
+                                    : (const int32_t *)(uintptr_t)0x68000000;
     args.alpha = 1.0f;
     uint8_t algo_pick = u8(&r), ws_pick = u8(&r);
     int requested = (int)(u8(&r) % 20) - 2;
@@ -651,6 +716,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_gemm_run(&p, &args, ws, fake_sm_count);
         *(fake.encodes ? &stats.tma_runs : &stats.plain_runs) += 1;
         stats.splitk_runs += fake.launches == 2;
+        stats.block_runs += p.scale_a == KILN_SCALE_BLOCK;
+        stats.grouped_runs += p.group_mode != KILN_GROUP_NONE;
+        stats.scale_map_runs += fake.launches >= 1 && fake.last[0].tma.scale_tma != 0;
     }
     kiln_destroy(h);
 

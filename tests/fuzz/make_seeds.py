@@ -31,6 +31,14 @@ seed('splitk', 0, (E4M3, E4M3, BF16), 0, v8(128), v8(128), v16(16384), ws=0x7f)
 seed('no_device', 2, (E4M3, E4M3, BF16), 0, v16(4096), v16(4096), v16(4096))
 seed('fp8_nn', 0, (E4M3, E4M3, BF16), 1, v8(64), v8(64), v8(64))
 seed('sm89', 4 | 64, (E4M3, E4M3, BF16), 0, v16(512), v16(512), v16(512))
+seed('block_wgmma', 0, (E4M3, E4M3, BF16), 0, v16(512), v16(1024), v16(1024), [(22, v8(0))])
+seed('block_wgmma_torch', 0, (E4M3, E4M3, BF16), 0, v16(300), v16(1024), v16(1024),
+     [(22, v8(0)), (25, v8(1)), (26, v8(8))])
+# grouped (field 21: mode v % 5, groups v % 9 - 1): contiguous 5 groups, masked 6, k-grouped 7, block-scaled contiguous
+seed('grouped_contiguous', 0, (E4M3, E4M3, BF16), 0, v16(1000), v16(512), v16(1024), [(21, v8(6))])
+seed('grouped_masked', 0, (E4M3, E4M3, BF16), 0, v16(200), v16(512), v16(1024), [(21, v8(7))])
+seed('grouped_k', 0, (E4M3, E4M3, BF16), 0, v16(256), v16(512), v16(4096), [(21, v8(8))])
+seed('grouped_block', 0, (E4M3, E4M3, BF16), 0, v16(1000), v16(512), v16(1024), [(21, v8(6)), (22, v8(0))])
 seed('misaligned', 0, (F16, E4M3, F16), 0, v8(64), v8(64), v8(100), [(0, v8(101))], ptrs=b'\2\0\0\0\0\0\0')
 
 def a16(x): return bytes([2, (x >> 8) & 255, x & 255])  # an attention size (mod 20000)
