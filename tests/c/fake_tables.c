@@ -12,6 +12,15 @@
 #define NN KILN_LAYOUT_NN
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* The block-scaled and grouped kinds: e4m3 x e4m3 -> bf16 TN wgmma kernels, MT0 x 128 x 128, persistent, D through a
+ * map. */
+#define FAKE_WG_F8(k, n, hash, m0, lds)                                                                                \
+    {.name = n, .name_hash = UINT64_C(hash), .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA,                  \
+     .launch = KILN_LAUNCH_TMA, .kind = k, .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN,           \
+     .b_prepacked = 0, .mt0 = m0, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = lds, .gsu = 1, .wgm = 8, \
+     .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 1,           \
+     .tma_store = 1}
+
 const kiln_solution kiln_solutions[] = {
     {.name = "fake_F8F8B_TN_MT128x128x64_SM90",
      .name_hash = UINT64_C(0xB9BC96377FD9C196),
@@ -100,27 +109,9 @@ const kiln_solution kiln_solutions[] = {
      .a_type = F16, .b_type = E4M3, .d_type = F32, .layout = TN, .b_prepacked = 1,
      .mt0 = 128, .mt1 = 128, .depth_u = 64, .threads = 384, .lds_bytes = 131072, .gsu = 1, .wgm = 1,
      .align_a = 8, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 0},
-    {.name = "fake_F8F8BQ_TN_MT128x128x128_WGMMA_SM90",
-     .name_hash = UINT64_C(0x462E4764EAEC2FFE),
-     .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA, .kind = KILN_KIND_FP8_BLOCK,
-     .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, .b_prepacked = 0,
-     .mt0 = 128, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = 200704, .gsu = 1, .wgm = 1,
-     .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 1,
-     .tma_store = 1},
-    {.name = "fake_F8F8BG_TN_MT64x128x128_WGMMA_SM90",
-     .name_hash = UINT64_C(0xC32EDB31E85607FF),
-     .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA, .kind = KILN_KIND_FP8_GROUPED,
-     .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, .b_prepacked = 0,
-     .mt0 = 64, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = 140368, .gsu = 1, .wgm = 8,
-     .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 1,
-     .tma_store = 1},
-    {.name = "fake_F8F8BQG_TN_MT64x128x128_WGMMA_SM90",
-     .name_hash = UINT64_C(0xCE15B22B0FC6C26A),
-     .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_WGMMA, .launch = KILN_LAUNCH_TMA,
-     .kind = KILN_KIND_FP8_BLOCK_GROUPED, .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN,
-     .b_prepacked = 0, .mt0 = 64, .mt1 = 128, .depth_u = 128, .threads = 384, .lds_bytes = 195824, .gsu = 1,
-     .wgm = 8, .align_a = 16, .align_b = 16, .k_multiple = 1, .reduce_name = NULL, .persistent = 1, .overlap = 1,
-     .tma_store = 1},
+    FAKE_WG_F8(KILN_KIND_FP8_BLOCK, "fake_F8F8BQ_TN_MT128x128x128_WGMMA_SM90", 0x462E4764EAEC2FFE, 128, 200704),
+    FAKE_WG_F8(KILN_KIND_FP8_GROUPED, "fake_F8F8BG_TN_MT64x128x128_WGMMA_SM90", 0xC32EDB31E85607FF, 64, 140368),
+    FAKE_WG_F8(KILN_KIND_FP8_BLOCK_GROUPED, "fake_F8F8BQG_TN_MT64x128x128_WGMMA_SM90", 0xCE15B22B0FC6C26A, 64, 195824),
 };
 const int kiln_num_solutions = COUNT(kiln_solutions);
 
@@ -140,6 +131,12 @@ static const int SM90_WG_MIXED[] = {FAKE_WG_MIXED};
 static const int SM90_WG_BLOCK[] = {FAKE_WG_BLOCK};
 static const int SM90_WG_GROUPED[] = {FAKE_WG_GROUPED};
 static const int SM90_WG_BLOCK_GROUPED[] = {FAKE_WG_BLOCK_GROUPED};
+
+/* The logic of one FAKE_WG_F8 kernel, alone in it. */
+#define FAKE_WG_LOGIC(k, src, list, fb)                                                                                \
+    {.arch = KILN_ARCH_SM90, .kind = k, .source = src, .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, \
+     .b_prepacked = 0, .solutions = list, .num_solutions = 1, .exact = NULL, .num_exact = 0,                        \
+     .distance = KILN_DISTANCE_LOG_MNK, .fallback = fb}
 
 const kiln_logic kiln_logics[] = {
     {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_SCALED, .source = "fake/sm90/fp8.yaml",
@@ -172,18 +169,10 @@ const kiln_logic kiln_logics[] = {
      .a_type = F16, .b_type = E4M3, .d_type = F32, .layout = TN, .b_prepacked = 1,
      .solutions = SM90_WG_MIXED, .num_solutions = COUNT(SM90_WG_MIXED), .exact = NULL, .num_exact = 0,
      .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_WG_MIXED},
-    {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_BLOCK, .source = "fake/sm90/fp8_block_wgmma.yaml",
-     .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, .b_prepacked = 0,
-     .solutions = SM90_WG_BLOCK, .num_solutions = COUNT(SM90_WG_BLOCK), .exact = NULL, .num_exact = 0,
-     .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_WG_BLOCK},
-    {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_GROUPED, .source = "fake/sm90/fp8_grouped_wgmma.yaml",
-     .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, .b_prepacked = 0,
-     .solutions = SM90_WG_GROUPED, .num_solutions = COUNT(SM90_WG_GROUPED), .exact = NULL, .num_exact = 0,
-     .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_WG_GROUPED},
-    {.arch = KILN_ARCH_SM90, .kind = KILN_KIND_FP8_BLOCK_GROUPED, .source = "fake/sm90/fp8_block_grouped_wgmma.yaml",
-     .a_type = E4M3, .b_type = E4M3, .d_type = BF16, .layout = TN, .b_prepacked = 0,
-     .solutions = SM90_WG_BLOCK_GROUPED, .num_solutions = COUNT(SM90_WG_BLOCK_GROUPED), .exact = NULL,
-     .num_exact = 0, .distance = KILN_DISTANCE_LOG_MNK, .fallback = FAKE_WG_BLOCK_GROUPED},
+    FAKE_WG_LOGIC(KILN_KIND_FP8_BLOCK, "fake/sm90/fp8_block_wgmma.yaml", SM90_WG_BLOCK, FAKE_WG_BLOCK),
+    FAKE_WG_LOGIC(KILN_KIND_FP8_GROUPED, "fake/sm90/fp8_grouped_wgmma.yaml", SM90_WG_GROUPED, FAKE_WG_GROUPED),
+    FAKE_WG_LOGIC(KILN_KIND_FP8_BLOCK_GROUPED, "fake/sm90/fp8_block_grouped_wgmma.yaml", SM90_WG_BLOCK_GROUPED,
+                  FAKE_WG_BLOCK_GROUPED),
 };
 const int kiln_num_logics = COUNT(kiln_logics);
 

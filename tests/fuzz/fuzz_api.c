@@ -157,38 +157,39 @@ static const kiln_solution *by_symbol(const char *symbol, int *reduce)
     return NULL;
 }
 
+/* A rank-3 map within cuTensorMapEncodeTiled's rules (dims 1..2^32, boxes 1..256, strides multiples of 16 below
+ * 2^40, a 16-byte base), over `base` with elements of `elem` bytes. */
+static void check_map_limits(const fake_encode *e, const void *base, int elem, const char *what)
+{
+    REQUIRE(e->rank == 3 && e->base == base && e->elem_bytes == elem && (uintptr_t)base % 16 == 0, "%s base/elem",
+            what);
+    for (int i = 0; i < 3; i++)
+        REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
+                "%s dims/box limits", what);
+    for (int i = 0; i < 2; i++)
+        REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "%s stride limits %llu", what,
+                (unsigned long long)e->strides[i]);
+}
+
 static void check_map(const fake_encode *e, const void *base, int elem, uint64_t cols, uint64_t rows,
                       int64_t batches, int64_t ld, int64_t stride, int tile, int swizzle)
 {
     __int128 row = (__int128)ld * elem;
     __int128 batch = batches > 1 ? (__int128)stride * elem : row * (__int128)rows;
-    REQUIRE(e->base == base && e->elem_bytes == elem, "map base/elem");
+    check_map_limits(e, base, elem, "map");
     REQUIRE(e->dims[0] == cols && e->dims[1] == rows && e->dims[2] == (uint64_t)batches, "map dims");
     REQUIRE((__int128)e->strides[0] == row && (__int128)e->strides[1] == batch, "map strides");
-    for (int i = 0; i < 3; i++)
-        REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
-                "map dims/box limits");
-    for (int i = 0; i < 2; i++)
-        REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "map stride limits %llu",
-                (unsigned long long)e->strides[i]);
-    REQUIRE((uintptr_t)base % 16 == 0 && e->swizzle_bytes == swizzle && e->box[0] * (uint32_t)elem == (uint32_t)swizzle &&
+    REQUIRE(e->swizzle_bytes == swizzle && e->box[0] * (uint32_t)elem == (uint32_t)swizzle &&
                 e->box[1] == (uint32_t)tile && e->box[2] == 1,
-            "map base/box");
+            "map box");
 }
 
-/* A block scale's map: fp32, no swizzle, within cuTensorMapEncodeTiled's limits, over the scales given. */
+/* A block scale's map: fp32, no swizzle, boxes of whole 16-byte rows. */
 static void check_scale_map(const fake_encode *e, const void *base)
 {
-    REQUIRE(e->rank == 3 && e->base == base && e->elem_bytes == 4 && e->swizzle_bytes == 0 &&
-                (uintptr_t)base % 16 == 0,
-            "scale map base/elem");
-    for (int i = 0; i < 3; i++)
-        REQUIRE(e->dims[i] >= 1 && e->dims[i] <= (UINT64_C(1) << 32) && e->box[i] >= 1 && e->box[i] <= 256,
-                "scale map dims/box limits");
-    for (int i = 0; i < 2; i++)
-        REQUIRE(e->strides[i] % 16 == 0 && e->strides[i] < (UINT64_C(1) << 40), "scale map stride limits %llu",
-                (unsigned long long)e->strides[i]);
-    REQUIRE(e->box[0] * 4 % 16 == 0 && e->box[2] == 1, "scale map box {%u, %u, %u}", e->box[0], e->box[1], e->box[2]);
+    check_map_limits(e, base, 4, "scale map");
+    REQUIRE(e->swizzle_bytes == 0 && e->box[0] * 4 % 16 == 0 && e->box[2] == 1, "scale map box {%u, %u, %u}",
+            e->box[0], e->box[1], e->box[2]);
 }
 
 /* A successful kiln_run of a problem that needs a GEMM kernel: the launches fit the problem. */
@@ -296,7 +297,8 @@ static void check_gemm_run(const kiln_problem *p, const kiln_args *a, const void
                         ma->box[1] == 1,
                     "scale_a map {%llu %llu} box %u: {M, groups of K}, box MT0 + 4", (unsigned long long)ma->dims[0],
                     (unsigned long long)ma->dims[1], ma->box[0]);
-            REQUIRE(sc & sb_k ? mb->dims[0] == groups_k && mb->box[0] == 4 && mb->box[1] == (uint32_t)ceil_div(s->mt1, 128)
+            const uint32_t tile_blocks = (uint32_t)ceil_div(s->mt1, 128);
+            REQUIRE(sc & sb_k ? mb->dims[0] == groups_k && mb->box[0] == 4 && mb->box[1] == tile_blocks
                               : mb->dims[1] == groups_k && mb->box[1] == 1,
                     "scale_b map {%llu %llu} box {%u %u}", (unsigned long long)mb->dims[0],
                     (unsigned long long)mb->dims[1], mb->box[0], mb->box[1]);
@@ -345,8 +347,8 @@ static void print_stats(void)
 {
     fprintf(stderr,
             "fuzz_api: %ld inputs: runs refused %ld, empty %ld, zero fills %ld, plain launches %ld, TMA launches %ld "
-            "(split-K %ld, block-scaled %ld, scales through maps %ld, grouped %ld); attention launches %ld (V packed %ld, "
-            "split tail %ld), V^T packs %ld\n",
+            "(split-K %ld, block-scaled %ld, scales through maps %ld, grouped %ld); attention launches %ld "
+            "(V packed %ld, split tail %ld), V^T packs %ld\n",
             stats.inputs, stats.failed_runs, stats.empty_runs, stats.zero_fills, stats.plain_runs, stats.tma_runs,
             stats.splitk_runs, stats.block_runs, stats.scale_map_runs, stats.grouped_runs, stats.attn_runs,
             stats.attn_packed_runs, stats.attn_split_runs, stats.attn_packs);
