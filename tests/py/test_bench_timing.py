@@ -79,17 +79,21 @@ def test_budget_cuts_both_sides_alike(fake):
     assert ts["median_ms"] == 50.0 and tf["median_ms"] == 1.0
 
 
-def test_rotation_of_three_sides(fake):
-    """time_rotation: blocks of each side, the order turned by one each round (a b c, b c a, c a b), every side the
-    same call count, which the slowest side's share of the budget sets."""
-    calls = []
-
+def recording_side(calls, fake):
+    """A maker of sides: side(name, ms) is a call that appends name to calls and advances the fake clock by ms."""
     def side(name, ms):
         def fn(s):
             calls.append(name)
             fake.now += ms
         return fn
+    return side
 
+
+def test_rotation_of_three_sides(fake):
+    """time_rotation: blocks of each side, the order turned by one each round (a b c, b c a, c a b), every side the
+    same call count, which the slowest side's share of the budget sets."""
+    calls = []
+    side = recording_side(calls, fake)
     ta, tb, tc = bench_gemm.time_rotation([side("a", 1.0), side("b", 2.0), side("c", 4.0)], [None], warmup=1,
                                           iters=1000, budget_s=0.12, block=5)
     timed = "".join(calls[3:])
@@ -103,13 +107,7 @@ def test_sides_shorter_than_a_launch_are_timed_alone(fake):
     """time_sides: where the first side's call is under short_ms, each side alone (all of a's calls, then b's);
     otherwise in rotation."""
     calls = []
-
-    def side(name, ms):
-        def fn(s):
-            calls.append(name)
-            fake.now += ms
-        return fn
-
+    side = recording_side(calls, fake)
     ta, tb = bench_gemm.time_sides([side("a", 0.01), side("b", 0.02)], [None], warmup=1, iters=400, budget_s=1.0,
                                    short_iters=12)
     assert "".join(calls[1:]) == "a" + "a" * 12 + "b" + "b" * 12  # (the estimate's call, then each side alone)
