@@ -35,7 +35,7 @@ static kiln_tables linked_tables(void)
 {
     kiln_tables t = {kiln_solutions,   kiln_num_solutions,    kiln_logics,
                      kiln_num_logics,  kiln_code_objects,     kiln_num_code_objects,
-                     kiln_attn_solutions, kiln_num_attn_solutions};
+                     kiln_attn_solutions, kiln_num_attn_solutions, NULL, 0}; /* (the index: new_handle) */
     return t;
 }
 
@@ -65,6 +65,7 @@ static kiln_status new_handle(kiln_handle *out, const kiln_backend *backend, voi
         return kiln_fail(KILN_STATUS_INTERNAL_ERROR, "cannot create a mutex");
     }
     h->tables = t;
+    h->tables.code_by_name = kiln_code_index(&t, &h->tables.num_code_by_name); /* (NULL: linear searches) */
     h->backend = backend;
     h->dev = dev;
     h->kernels = k;
@@ -129,6 +130,7 @@ kiln_status kiln_destroy(kiln_handle h)
     kiln_error_slot_destroy(&h->error);
     free(h->kernels);
     free(h->attn_kernels);
+    free((void *)h->tables.code_by_name);
     free(h);
     return kiln_call_end(NULL, "kiln_destroy", KILN_STATUS_SUCCESS);
 }

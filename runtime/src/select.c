@@ -274,10 +274,51 @@ int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem
            l->kind == kiln_problem_kind_of(p);
 }
 
+static int code_by_name(const void *a, const void *b)
+{
+    return strcmp((*(const kiln_code_object *const *)a)->name, (*(const kiln_code_object *const *)b)->name);
+}
+
+static int name_vs_code(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, (*(const kiln_code_object *const *)elem)->name);
+}
+
+const kiln_code_object **kiln_code_index(const kiln_tables *t, int *count)
+{
+    *count = 0;
+    if (t->num_code_objects <= 0)
+        return NULL;
+    const kiln_code_object **idx = malloc(sizeof *idx * (size_t)t->num_code_objects);
+    if (!idx)
+        return NULL;
+    int n = 0;
+    for (int i = 0; i < t->num_code_objects; i++)
+        if (t->code_objects[i].name)
+            idx[n++] = &t->code_objects[i];
+    /* equal names keep table order (the linear search's answer is the first): qsort is not stable, so ties go by
+     * address, which is table order */
+    qsort(idx, (size_t)n, sizeof *idx, code_by_name);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(idx[j - 1]->name, idx[j]->name) == 0 && idx[j - 1] > idx[j]; j--) {
+            const kiln_code_object *x = idx[j - 1];
+            idx[j - 1] = idx[j], idx[j] = x;
+        }
+    *count = n;
+    return idx;
+}
+
 const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *name)
 {
+    if (t->code_by_name) {
+        const kiln_code_object *const *hit =
+            bsearch(name, t->code_by_name, (size_t)t->num_code_by_name, sizeof *t->code_by_name, name_vs_code);
+        while (hit && hit > t->code_by_name && strcmp(hit[-1]->name, name) == 0)
+            hit--; /* the first of equal names */
+        return hit ? *hit : NULL;
+    }
     for (int i = 0; i < t->num_code_objects; i++)
-        if (strcmp(t->code_objects[i].name, name) == 0)
+        if (t->code_objects[i].name && strcmp(t->code_objects[i].name, name) == 0)
             return &t->code_objects[i];
     return NULL;
 }

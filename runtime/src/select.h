@@ -52,6 +52,10 @@ typedef struct kiln_tables {
     int num_code_objects;
     const kiln_attn_solution *attn_solutions; /* generated/attention.c */
     int num_attn_solutions;
+    /* The named code objects sorted by name (kiln_code_index), for kiln_find_code_object's binary search; NULL: it
+     * searches code_objects in order. A handle builds it once: selection asks for every candidate's code object. */
+    const kiln_code_object **code_by_name;
+    int num_code_by_name;
 } kiln_tables;
 
 /* Portable launch limits used when the device does not say: grid x up to 2^31 - 1 and grid z up to 65535 (CUDA's
@@ -176,6 +180,9 @@ int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem
 
 /* The embedded code object holding the kernel `name`, or NULL. */
 const kiln_code_object *kiln_find_code_object(const kiln_tables *t, const char *name);
+/* A malloc'ed array of t's named code objects sorted by name (*count of them) for t->code_by_name; NULL when t has
+ * none or memory runs out (the search then stays linear). */
+const kiln_code_object **kiln_code_index(const kiln_tables *t, int *count);
 
 /* Ranks the candidates. Writes up to max_out solution indices, best first, to out and their number to *count, and
  * to *rejects one bit (1u << kiln_reject) per predicate that rejected some candidate. explain (may be NULL) receives

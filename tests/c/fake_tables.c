@@ -238,6 +238,7 @@ const int kiln_num_attn_solutions = COUNT(kiln_attn_solutions);
 kiln_tables fake_tables(void)
 {
     kiln_tables t = {kiln_solutions,  kiln_num_solutions,   kiln_logics,          kiln_num_logics,
-                     kiln_code_objects, kiln_num_code_objects, kiln_attn_solutions, kiln_num_attn_solutions};
+                     kiln_code_objects, kiln_num_code_objects, kiln_attn_solutions, kiln_num_attn_solutions,
+                     NULL,              0};
     return t;
 }

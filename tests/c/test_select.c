@@ -1,5 +1,6 @@
 /* The selection over fake tables (fake_tables.h): ranking tiers, distances, predicates, determinism, top-k. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_tables.h"
@@ -512,6 +513,46 @@ static void test_lookups(void)
           "logic keys");
 }
 
+/* kiln_code_index: the sorted index a handle builds finds what the linear search finds, for every name (the first of
+ * equal names, in table order), and nothing for a name no code object has; unnamed entries are left out. */
+static void test_code_index(void)
+{
+    static const unsigned char byte = 1;
+    const kiln_code_object objs[] = {{"Attn_F8B_D128_b", &byte, 1}, {"Cijk_x", &byte, 1}, {NULL, &byte, 1},
+                                     {"Attn_F8B_D128_a", &byte, 1}, {"Cijk_x", &byte, 1}, {"Attn_F8B_D64", &byte, 1},
+                                     {"Cijk_w", &byte, 1}, {"Cijk_x", &byte, 1}};
+    kiln_tables t;
+    memset(&t, 0, sizeof t);
+    t.code_objects = objs;
+    t.num_code_objects = (int)(sizeof objs / sizeof objs[0]);
+    kiln_tables linear = t;
+    int n = -1;
+    t.code_by_name = kiln_code_index(&t, &n);
+    t.num_code_by_name = n;
+    CHECK(t.code_by_name && n == t.num_code_objects - 1, "index of the %d named code objects: %d", t.num_code_objects - 1,
+          n);
+    for (int i = 1; i < n; i++)
+        CHECK(strcmp(t.code_by_name[i - 1]->name, t.code_by_name[i]->name) <= 0, "index sorted at %d", i);
+    for (int i = 0; i < t.num_code_objects; i++) {
+        if (!objs[i].name)
+            continue;
+        const kiln_code_object *want = kiln_find_code_object(&linear, objs[i].name);
+        CHECK(want && strcmp(want->name, objs[i].name) == 0 && want <= &objs[i], "linear search of %s", objs[i].name);
+        CHECK(kiln_find_code_object(&t, objs[i].name) == want, "indexed search of %s: the linear search's entry",
+              objs[i].name);
+    }
+    CHECK(kiln_find_code_object(&t, "Cijk_x") == &objs[1], "the first of equal names");
+    const char *missing[] = {"", "Attn", "Attn_F8B_D128_", "Cijk_y", "Zz", "A"};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
+        CHECK(!kiln_find_code_object(&t, missing[i]) && !kiln_find_code_object(&linear, missing[i]), "no %s",
+              missing[i]);
+    free((void *)t.code_by_name);
+    kiln_tables none;
+    memset(&none, 0, sizeof none);
+    CHECK(!kiln_code_index(&none, &n) && n == 0, "no code objects: no index");
+    CHECK(!kiln_find_code_object(&none, "Cijk_x"), "no code objects: nothing found");
+}
+
 /* Fast accumulation: a solution that keeps fp8 sums in wgmma's accumulator over all of K fits only problems that set
  * fast_accum (or K within one DepthU tile); such problems use the fast logics of their type where any exist. */
 static void test_fast_accum(void)
@@ -574,6 +615,7 @@ int main(void)
     test_timing_model();
     test_code_required();
     test_lookups();
+    test_code_index();
     test_fast_accum();
     return test_summary("test_select");
 }

@@ -374,3 +374,53 @@ def test_split_tail(types, monkeypatch):
                 continue  # (no tail to split)
             run_case(b, sq, sk, hq, hk, d, algo=algo, qkv_dtype=qkv, out_dtype=out, tol=5e-3)
     monkeypatch.delenv("KILN_ATTN_GRID", raising=False)
+
+
+def test_plan_cache(monkeypatch):
+    """A call that ran leaves a plan (kiln/_attention.py's fast path): the same call again, on the same tensors or
+    on copies (new pointers), runs the plan without planning and gives bitwise what the whole way gave: the default
+    call, causal with the LSE, (batch, kv head) descales, a given output, a V packed once, V packed in the kernel (its
+    work buffer and flags made afresh each call), varlen with its maxima given. A change of a keyed argument plans
+    again; a varlen call without its maxima (which reads the offsets back) is never cached."""
+    require(128)
+    from kiln import _attention, _fastpath
+    whole = []
+    real = _attention._attention_whole
+    monkeypatch.setattr(_attention, "_attention_whole", lambda *a: whole.append(1) or real(*a))
+    _fastpath.clear()
+    torch.manual_seed(91)
+    b, sq, sk, hq, hk, d = 2, 300, 333, 4, 2, 128
+    qf, kf, vf, (dq, dk, dv) = make(b, sq, sk, hq, hk, d)
+    _, _, _, (pq, pk, pv) = make(b, sq, sk, hq, hk, d, per_head=True)
+    ds = dict(q_descale=dq, k_descale=dk, v_descale=dv)
+    lens = [5, 200, 131]
+    cu = torch.tensor([0, 5, 205, 336], dtype=torch.int32, device="cuda")
+    qv, kv, vv = (torch.randn(336, h, d, device="cuda").to(fp8_type()) for h in (hq, hk, hk))
+    cases = [("default", lambda t: kiln.attention(*t, **ds), (qf, kf, vf)),
+             ("causal lse", lambda t: kiln.attention(*t, causal=True, return_lse=True, **ds), (qf, kf, vf)),
+             ("per head", lambda t: kiln.attention(*t, q_descale=pq, k_descale=pk, v_descale=pv), (qf, kf, vf)),
+             ("out given", lambda t: kiln.attention(*t, out=torch.empty(t[0].shape, dtype=torch.float16,
+                                                                        device="cuda"), **ds), (qf, kf, vf)),
+             ("in-kernel packing", lambda t: kiln.attention(*t, pack_v=True, **ds), (qf, kf, vf)),
+             ("varlen", lambda t: kiln.attention(*t, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
+                                                 max_seqlen_k=max(lens), causal=True, **ds), (qv, kv, vv))]
+    if kt.arch() == "sm90":
+        cases.append(("packed once", lambda t: kiln.attention(t[0], t[1], kiln.attention_pack_v(t[2]), **ds),
+                      (qf, kf, vf)))
+    for name, call, tensors in cases:
+        n = len(whole)
+        first = call(tensors)
+        again = call(tensors)
+        copies = call(tuple(t.clone() for t in tensors))
+        torch.cuda.synchronize()
+        assert len(whole) == n + 1, f"{name}: the call of a cached key planned again ({len(whole) - n} whole ways)"
+        for res in (again, copies):
+            for x, y in zip(first if isinstance(first, tuple) else (first,), res if isinstance(res, tuple) else (res,)):
+                assert x.dtype == y.dtype and torch.equal(x, y), f"{name}: the cached run differs from the whole way"
+    n, plans = len(whole), len(_fastpath.plans)
+    kiln.attention(qf, kf, vf, causal=True, **ds)  # causal without the LSE: a key of its own
+    assert len(whole) == n + 1 and len(_fastpath.plans) == plans + 1
+    for _ in range(2):
+        kiln.attention(qv, kv, vv, cu_seqlens_q=cu, cu_seqlens_k=cu, **ds)
+    assert len(whole) == n + 3 and len(_fastpath.plans) == plans + 1, "a varlen call without its maxima was cached"
+    _fastpath.clear()

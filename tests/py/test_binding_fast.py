@@ -83,6 +83,72 @@ def test_raw_args_match_kiln_args():
         assert getattr(_fastpath.RawArgs, name).offset == getattr(_capi.kiln_args, name).offset
 
 
+class FakeTensor:
+    """What _fastpath.tensor_key and the attention key read of a tensor, without torch."""
+
+    def __init__(self, shape, ptr=4096, dtype="float8_e4m3fn", device="cuda:0", contiguous=True):
+        self.shape, self.dtype, self.device, self._ptr, self._contiguous = tuple(shape), dtype, device, ptr, contiguous
+
+    def stride(self):
+        out, acc = [], 1
+        for n in reversed(self.shape):
+            out.insert(0, acc)
+            acc *= n
+        return tuple(out)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def is_contiguous(self):
+        return self._contiguous
+
+
+def _attn_key(q=None, k=None, v=None, **kw):
+    from kiln import _attention
+    t = lambda: FakeTensor((2, 300, 4, 128))  # noqa: E731
+    args = dict(q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None, out_dtype=None,
+                cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, return_lse=False,
+                out=None, algo=None, fp8_p=False, pack_v=None)
+    args.update(kw)
+    return _attention._plan_key(q or t(), k or t(), v or t(), **args)
+
+
+def test_attention_key():
+    """kiln.attention's plan key: everything but the data pointers (their alignment bits kept), every argument's type
+    and value; varlen calls without their maxima and non-contiguous (batch, kv head) descales are not keyed."""
+    base = _attn_key()
+    assert base == _attn_key(q=FakeTensor((2, 300, 4, 128), ptr=8192)), "the key holds a data pointer"
+    assert base[0] == "attention"
+    one = FakeTensor((1,))
+    differs = [_attn_key(q=FakeTensor((2, 301, 4, 128))), _attn_key(q=FakeTensor((2, 300, 4, 128), ptr=4104)),
+               _attn_key(v=FakeTensor((2, 300, 4, 128), dtype="float8_e5m2")), _attn_key(causal=True),
+               _attn_key(causal=1), _attn_key(softmax_scale=0.1), _attn_key(return_lse=True), _attn_key(fp8_p=True),
+               _attn_key(pack_v=False), _attn_key(out=FakeTensor((2, 300, 4, 128), dtype="bfloat16")),
+               _attn_key(q_descale=one, k_descale=one, v_descale=one),
+               _attn_key(algo=kiln.kiln_algo(name_hash=5, solution_index=1, gsu=1, workspace_bytes=0))]
+    assert len({base, *differs}) == len(differs) + 1
+    cu = FakeTensor((4,), dtype="int32")
+    assert _attn_key(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=200, max_seqlen_k=200) not in (base, *differs)
+    vec = FakeTensor((2, 4), dtype="float32", contiguous=False)
+    for bad in (dict(cu_seqlens_q=cu, cu_seqlens_k=cu), dict(cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=200),
+                dict(q_descale=vec, k_descale=vec, v_descale=vec), dict(causal=[True]), dict(algo="x"),
+                dict(max_seqlen_q=float("nan"))):
+        with pytest.raises(Uncacheable):
+            _attn_key(**bad)
+    with pytest.raises(AttributeError):  # not a tensor: the whole way says what is wrong
+        _attn_key(q=object())
+
+
+def test_attention_raw_args_match():
+    from kiln import _attention
+    assert _attention._RawAttnArgs._fields_ == _capi.kiln_attn_args._fields_
+    for name, _t in _capi.kiln_attn_args._fields_:
+        assert getattr(_attention._RawAttnArgs, name).offset == getattr(_capi.kiln_attn_args, name).offset
+
+
 # ---- runs on CPU tensors with the launch recorded ----
 
 class Recorder:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import ctypes
 import math
 
-from ._capi import DType, ScaleMode, check, kiln_attn_args, kiln_attn_problem, load_library
+from . import _fastpath
+from ._capi import DType, ScaleMode, check, kiln_algo, kiln_attn_args, kiln_attn_problem, load_library
+from ._ops import _algo_key
 
 WHAT = "attention"
 FP8_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "float8_e4m3fnuz": 240.0, "float8_e5m2fnuz": 57344.0}
@@ -145,10 +147,128 @@ def _pack_pays(batch, heads_q, heads_kv, sq, sk, d, causal) -> bool:
 
 def _packed_kernels(lib, h, p) -> bool:
     """Whether the handle's arch has kernels that read a packed V^T for problem p (as it stands, v_packed set)."""
-    from ._capi import kiln_algo
     algo = kiln_algo()
     n = ctypes.c_int(0)
     return lib.kiln_attn_query(h, ctypes.byref(p), ctypes.byref(algo), 1, ctypes.byref(n)) == 0 and n.value > 0
+
+
+# ---- the per-call fast path (as _fastpath's for the GEMM ops) ----
+# A call that went the whole way and ran leaves a plan under a key of everything it depends on but the data pointers
+# (_plan_key): the checked problem with its V handling decided (v_packed), the kernel the library selected for it, the
+# workspace sizes, the output's and the LSE's shapes. A later call of the key allocates the outputs and workspaces,
+# writes the pointers into a fresh kiln_attn_args and calls kiln_attn_run through a ctypes function whose types were
+# set once, with the plan's algo: no selection (the whole way ran it up to three times: the packed-V query, the split
+# workspace size, the run). The library still checks the problem, the pointers and the algo on every run. The plans
+# live in _fastpath.plans beside the GEMM ops' (keys tagged "attention"), so set_arch() and close() drop them too.
+# Not cached: varlen calls without max_seqlen_q / max_seqlen_k (those read the offsets back), empty problems,
+# (batch, heads_kv) descales that are not contiguous (the whole way copies them), and anything _plan_key cannot key
+# by value (the call then goes the whole way, which says what is wrong with it).
+
+class _RawAttnArgs(ctypes.Structure):
+    """kiln_attn_args without CheckedStructure's per-field checks, made fresh for each cached run."""
+    _fields_ = kiln_attn_args._fields_
+
+
+assert ctypes.sizeof(_RawAttnArgs) == ctypes.sizeof(kiln_attn_args)
+
+
+class _AttnPlan:
+    """What a cached run of one key needs besides the tensors. Never changed once made: threads share it."""
+    __slots__ = ("problem", "problem_addr", "algo", "algo_addr", "handle", "device", "device_index", "out_shape",
+                 "out_dtype", "lse_shape", "vt_bytes", "split_bytes", "packed", "scale")
+
+    def __repr__(self) -> str:
+        return (f"_AttnPlan({self.problem!r}, algo={bytes(self.algo).hex()}, out={self.out_shape} {self.out_dtype}, "
+                f"lse={self.lse_shape}, vt_work={self.vt_bytes}, split_work={self.split_bytes} on {self.device})")
+
+
+_attn_run = None  # kiln_attn_run with raw argument types (bound once by _bind_attn_run)
+
+
+def _bind_attn_run():
+    global _attn_run
+    fn = load_library()["kiln_attn_run"]  # a function object of its own: lib.kiln_attn_run keeps its prototype
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(_RawAttnArgs), ctypes.c_void_p]
+    _attn_run = fn
+    return fn
+
+
+def _descale_key(d):
+    if d is None:
+        return None
+    if d.numel() != 1 and not d.is_contiguous():
+        raise _fastpath.Uncacheable("a non-contiguous descale")
+    return _fastpath.tensor_key(d)
+
+
+def _plan_key(q, k, v, q_descale, k_descale, v_descale, causal, softmax_scale, out_dtype, cu_seqlens_q, cu_seqlens_k,
+              max_seqlen_q, max_seqlen_k, return_lse, out, algo, fp8_p, pack_v) -> tuple:
+    """Every argument of a kiln.attention call, in its order, but the data pointers (of which the alignment bits)."""
+    tk, vk = _fastpath.tensor_key, _fastpath.value_key
+    varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
+    if varlen and (max_seqlen_q is None or max_seqlen_k is None):
+        raise _fastpath.Uncacheable("varlen without max_seqlen_q and max_seqlen_k")
+    if type(v) is PackedV:
+        v_key = ("packed", tk(v.data), v.dtype, v.batch, v.heads_kv, v.seqlen_k, v.head_dim, v.varlen)
+    else:
+        v_key = tk(v)
+    return ("attention", tk(q), tk(k), v_key, _descale_key(q_descale), _descale_key(k_descale),
+            _descale_key(v_descale), vk(causal), vk(softmax_scale), vk(out_dtype),
+            None if cu_seqlens_q is None else tk(cu_seqlens_q), None if cu_seqlens_k is None else tk(cu_seqlens_k),
+            vk(max_seqlen_q), vk(max_seqlen_k), vk(return_lse), None if out is None else tk(out),
+            _algo_key(algo), vk(fp8_p), vk(pack_v))
+
+
+def _cache_plan(key, generation, lib, h, p, algo, index, out_given, out, lse, vt_work, split_work, packed,
+                scale) -> None:
+    """Cache the plan of a call that ran: its problem (p, taken over), the algo (the one forced, else the library's
+    choice for p: what kiln_attn_run ran), its outputs' shapes and workspace sizes."""
+    import torch
+    if _fastpath._torch is not torch:
+        _fastpath._use_torch(torch)  # (torch.dtype keys by value from here on)
+    if algo is None:
+        algo, n = kiln_algo(), ctypes.c_int(0)
+        if lib.kiln_attn_query(h, ctypes.byref(p), ctypes.byref(algo), 1, ctypes.byref(n)) != 0 or n.value < 1:
+            return
+    pp = _AttnPlan()
+    pp.problem = p
+    pp.problem_addr = ctypes.addressof(p)
+    pp.algo = kiln_algo.from_buffer_copy(algo)
+    pp.algo_addr = ctypes.addressof(pp.algo)
+    pp.handle, pp.device, pp.device_index = h, out.device, index
+    pp.out_shape, pp.out_dtype = (None, None) if out_given else (tuple(out.shape), out.dtype)  # (given: in the key)
+    pp.lse_shape = tuple(lse.shape) if lse is not None else None
+    pp.vt_bytes = vt_work.numel() if vt_work is not None else 0
+    pp.split_bytes = split_work.numel() if split_work is not None else 0
+    pp.packed, pp.scale = packed, scale
+    _fastpath.plans.put(key, pp, generation)
+
+
+def _run_plan(pp, q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, out):
+    """A cached plan's run with this call's tensors: outputs and workspaces made, pointers set, launched."""
+    torch = _fastpath._torch
+    device = pp.device
+    if out is None:
+        out = torch.empty(pp.out_shape, dtype=pp.out_dtype, device=device)
+    lse = torch.empty(pp.lse_shape, dtype=torch.float32, device=device) if pp.lse_shape is not None else None
+    vt_work = torch.empty(pp.vt_bytes, dtype=torch.uint8, device=device) if pp.vt_bytes else None
+    split_work = torch.empty(pp.split_bytes, dtype=torch.uint8, device=device) if pp.split_bytes else None
+    a = _RawAttnArgs(q.data_ptr(), k.data_ptr(), v.data.data_ptr() if pp.packed else v.data_ptr(), out.data_ptr(),
+                     lse.data_ptr() if lse is not None else None,
+                     cu_seqlens_q.data_ptr() if cu_seqlens_q is not None else None,
+                     cu_seqlens_k.data_ptr() if cu_seqlens_k is not None else None,
+                     q_descale.data_ptr() if q_descale is not None else None,
+                     k_descale.data_ptr() if k_descale is not None else None,
+                     v_descale.data_ptr() if v_descale is not None else None, pp.scale,
+                     vt_work.data_ptr() if vt_work is not None else None, pp.vt_bytes,
+                     split_work.data_ptr() if split_work is not None else None, pp.split_bytes)
+    run = _attn_run or _bind_attn_run()
+    stream = (_fastpath._stream or _fastpath._bind_stream())(pp.device_index)
+    status = run(pp.handle, pp.problem_addr, pp.algo_addr, ctypes.byref(a), stream or None)
+    if status:
+        check(status, "kiln_attn_run", f"q {tuple(q.shape)} k {tuple(k.shape)}", handle=pp.handle)
+    return (out, lse) if lse is not None else out
 
 
 def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal=False, softmax_scale=None,
@@ -163,12 +283,29 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     v may be a PackedV (kiln.attention_pack_v). Else pack_v says whether to pack V first: None (default) packs where
     the arch has packed-V kernels and the problem is large enough for the pass to pay (or where algo names such a
     kernel), True wherever the arch has them, False never."""
+    try:
+        key = _plan_key(q, k, v, q_descale, k_descale, v_descale, causal, softmax_scale, out_dtype, cu_seqlens_q,
+                        cu_seqlens_k, max_seqlen_q, max_seqlen_k, return_lse, out, algo, fp8_p, pack_v)
+        pp = _fastpath.plans.get(key)
+    except Exception:  # noqa: BLE001 -- a call that cannot be keyed goes the whole way, which says what is wrong
+        key = pp = None
+    if pp is not None:
+        return _run_plan(pp, q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, out)
+    return _attention_whole(q, k, v, q_descale, k_descale, v_descale, causal, softmax_scale, out_dtype, cu_seqlens_q,
+                            cu_seqlens_k, max_seqlen_q, max_seqlen_k, return_lse, out, algo, fp8_p, pack_v, key)
+
+
+def _attention_whole(q, k, v, q_descale, k_descale, v_descale, causal, softmax_scale, out_dtype, cu_seqlens_q,
+                     cu_seqlens_k, max_seqlen_q, max_seqlen_k, return_lse, out, algo, fp8_p, pack_v, key):
+    """kiln.attention the whole way: every argument checked, the problem built and checked by the library, the kernel
+    selected by it; with a key (not None), the run's plan cached once it succeeded."""
     from ._handle import algo_info, as_kiln_algo, handle
     from ._fastpath import _bind_stream
     from ._tensors import device_index, kiln_dtype
     from ._types import FP8_DTYPES
 
     torch = _torch()
+    generation = _fastpath.plans.generation  # before planning: a set_arch()/close() meanwhile drops this plan
     packed = v if isinstance(v, PackedV) else None
     for name, t in (("q", q), ("k", k), ("v", v if packed is None else packed.data)):
         if not isinstance(t, torch.Tensor):
@@ -228,6 +365,7 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     o_type = {None: DType.BF16, torch.bfloat16: DType.BF16, torch.float16: DType.F16}.get(out_dtype)
     if o_type is None:
         raise TypeError(f"{WHAT}: out_dtype must be torch.bfloat16 or torch.float16, got {out_dtype}")
+    out_given = out is not None
     if out is None:
         out = torch.empty(q.shape, dtype=torch.bfloat16 if o_type == DType.BF16 else torch.float16, device=q.device)
     elif tuple(out.shape) != tuple(q.shape) or out.device != q.device:
@@ -304,6 +442,9 @@ def attention(q, k, v, *, q_descale=None, k_descale=None, v_descale=None, causal
     stream = _bind_stream()(index) if q.device.type == "cuda" else None
     check(lib.kiln_attn_run(h, ctypes.byref(p), algo_ptr, ctypes.byref(a), stream), "kiln_attn_run",
           f"q {tuple(q.shape)} k {tuple(k.shape)}", handle=h)
+    if key is not None and q.device.type == "cuda" and min(batch, heads_q, sq, sk) > 0:
+        _cache_plan(key, generation, lib, h, p, algo, index, out_given, out, lse, vt_work, split_work,
+                    packed is not None, a.softmax_scale)
     return (out, lse) if return_lse else out
 
 
