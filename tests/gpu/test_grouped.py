@@ -521,3 +521,73 @@ def test_bad_k_grouped_and_m_indices_calls():
         kiln.grouped_mm(a, b, offs=offs, scale_a=one, scale_b=one,
                         out=torch.empty((2, 96, 200), device="cuda", dtype=torch.bfloat16)
                         .as_strided((2, 96, 200), (96 * 200 - 200, 200, 1)))  # the groups' rows overlap
+
+
+
+def test_plan_cache(monkeypatch):
+    """A grouped call that ran leaves a plan (kiln/_grouped.py's fast path): the same call again, on the same tensors
+    or on copies (new pointers), runs it without planning and gives bitwise what the whole way gives, for offs=,
+    masked_m=, m_indices= and k-grouped calls, rowwise and block scales, with a bias; new group values in the same
+    tensors (the index is read on the device, m_indices' ends are made again) give the whole way's result for them.
+    A change of a keyed argument plans again; a non-contiguous group index is never cached. Outputs are poisoned and
+    compared bit for bit, the rows outside every group included."""
+    require(KINDS[0])
+    from kiln import _fastpath, _grouped
+    planned = []
+    real = _grouped._plan
+    monkeypatch.setattr(_grouped, "_plan", lambda *a, **kw: planned.append(1) or real(*a, **kw))
+    _fastpath.clear()
+    torch.manual_seed(17)
+    g, n, k, rows, m_max = 4, 256, 512, 512, 200
+    x, w, xm, xk, wk = fp8((rows, k)), fp8((g, n, k)), fp8((g, m_max, k)), fp8((192, 640)), fp8((n, 640))
+    bias = torch.randn(g, n, device="cuda")
+    i32 = lambda v: torch.tensor(v, dtype=torch.int32).cuda()  # noqa: E731
+    idx_a, idx_b = m_layout([100, 0, 130, 37])[0], m_layout([0, 200, 20, 40])[0]
+    assert len(idx_a) == len(idx_b) == rows
+
+    def poisoned(shape):
+        return lambda: kt.poison_(torch.empty(shape, dtype=torch.bfloat16, device="cuda"))
+    cases = []
+    for recipe in ("row", "block") if kiln_has(KINDS[1]) else ("row",):
+        sa, sb = scales(recipe, False, g, rows, n, k)
+        sam, sbm = scales(recipe, True, g, m_max, n, k)
+        ka, kb = k_scales(recipe, 3, 192, n, 640)
+        cases += [
+            (f"offs {recipe}", dict(scale_a=sa, scale_b=sb, bias=bias), "offs", (x, w), i32([100, 100, 356, 500]),
+             i32([50, 50, 300, 512]), poisoned((rows, n))),
+            (f"masked {recipe}", dict(scale_a=sam, scale_b=sbm), "masked_m", (xm, w), i32([0, 5, 200, 129]),
+             i32([17, 0, 64, 300]), poisoned((g, m_max, n))),
+            (f"m_indices {recipe}", dict(scale_a=sa, scale_b=sb, bias=bias), "m_indices", (x, w), i32(idx_a),
+             i32(idx_b), poisoned((rows, n))),
+            (f"k-grouped {recipe}", dict(scale_a=ka, scale_b=kb), "offs", (xk, wk), i32([128, 128, 640]),
+             i32([0, 512, 640]), poisoned((3, 192, n))),
+        ]
+    bits = lambda y: y.view(torch.int16)  # noqa: E731  (NaN poison compares equal bit for bit)
+    for name, kw, index_name, (a, b), index, other, fresh in cases:
+        def call(a=a, b=b, index=index, kw=kw, index_name=index_name, fresh=fresh):
+            return kiln.grouped_mm(a, b, out=fresh(), **{index_name: index}, **kw)
+        n0 = len(planned)
+        first, again = call(), call()
+        copies = call(a.clone(), b.clone(), index.clone())
+        torch.cuda.synchronize()
+        assert len(planned) == n0 + 1, f"{name}: a call of a cached key planned again"
+        assert torch.equal(bits(first), bits(again)) and torch.equal(bits(first), bits(copies)), \
+            f"{name}: the cached run differs from the whole way"
+        index.copy_(other)  # new group values in the same tensor: the same key
+        cached = call()
+        _fastpath.clear()
+        whole = call()
+        torch.cuda.synchronize()
+        assert len(planned) == n0 + 2
+        assert torch.equal(bits(cached), bits(whole)), f"{name}: the cached run with new group values differs"
+    n0 = len(planned)
+    sa, sb = scales("row", False, g, rows, n, k)
+    offs = i32([100, 100, 356, 500])
+    kiln.grouped_mm(x, w, offs=offs, scale_a=sa, scale_b=sb)  # no bias: a key of its own
+    assert len(planned) == n0 + 1
+    strided = torch.zeros(2 * g, dtype=torch.int32, device="cuda")[::2]
+    strided.copy_(offs)
+    for _ in range(2):
+        kiln.grouped_mm(x, w, offs=strided, scale_a=sa, scale_b=sb)
+    assert len(planned) == n0 + 3, "a call with a non-contiguous group index was cached"
+    _fastpath.clear()

@@ -142,6 +142,30 @@ def test_attention_key():
         _attn_key(q=object())
 
 
+def test_grouped_key():
+    """kiln.grouped_mm's plan key: every argument but the data pointers; the three group-index arguments apart; a
+    non-contiguous group index (the whole way copies it) is not keyed."""
+    from kiln import _grouped
+    a, b, one = FakeTensor((512, 256)), FakeTensor((4, 128, 256)), FakeTensor((1,), dtype="float32")
+    ends = FakeTensor((4,), dtype="int32")
+
+    def key(**kw):
+        args = dict(offs=None, masked_m=None, m_indices=None, scale_a=one, scale_b=one, bias=None, out_dtype=None,
+                    out=None, algo=None)
+        args.update(kw)
+        return _grouped._key(a, b, **args)
+    base = key(offs=ends)
+    assert base == key(offs=FakeTensor((4,), dtype="int32", ptr=8192)) and base[0] == "grouped_mm"
+    differs = [key(masked_m=ends), key(m_indices=FakeTensor((512,), dtype="int32")),
+               key(offs=ends, bias=FakeTensor((128,), dtype="float32")), key(offs=ends, out_dtype="float16"),
+               key(offs=ends, scale_a=FakeTensor((512,), dtype="float32")), key(offs=ends, out=FakeTensor((512, 128)))]
+    assert len({base, *differs}) == len(differs) + 1
+    with pytest.raises(Uncacheable):
+        key(offs=FakeTensor((4,), dtype="int32", contiguous=False))
+    with pytest.raises(AttributeError):  # scales are required: the whole way says so
+        key(offs=ends, scale_a=None)
+
+
 def test_attention_raw_args_match():
     from kiln import _attention
     assert _attention._RawAttnArgs._fields_ == _capi.kiln_attn_args._fields_

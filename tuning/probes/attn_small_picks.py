@@ -3,7 +3,7 @@
 process. Says whether the selection's order (larger tiles first unless they leave SMs idle; attn.c rank_key) picks
 the fastest kernel where the problems are small or causal.
     KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_small_picks.py [label ...]
-(labels as printed, e.g. 2x16x1024x64 or 2x16x1024x64c: only those shapes)"""
+(labels BxHxSxD, a trailing c for causal, e.g. 2x16x1024x64c: only those shapes, the list's or any other)"""
 import sys
 
 import torch
@@ -33,10 +33,15 @@ def names(d):
     return [n for n in found if "PV8" not in n]  # f16 P: the recipe the default takes
 
 
-WANT = set(sys.argv[1:])
-for (b, h, s, d, causal) in SHAPES:
-    if WANT and f"{b}x{h}x{s}x{d}{'c' if causal else ''}" not in WANT:
-        continue
+def label_of(b, h, s, d, causal):
+    return f"{b}x{h}x{s}x{d}{'c' if causal else ''}"
+
+
+WANT = sys.argv[1:]
+KNOWN = {label_of(*shape) for shape in SHAPES}
+RUN = [shape for shape in SHAPES if not WANT or label_of(*shape) in WANT]
+RUN += [tuple(int(x) for x in w.rstrip("c").split("x")) + (w.endswith("c"),) for w in WANT if w not in KNOWN]
+for (b, h, s, d, causal) in RUN:
     torch.manual_seed(s + d + b)
     x = [torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
     q8, k8, v8, (dq, dk, dv) = kiln.quantize_qkv(*x)

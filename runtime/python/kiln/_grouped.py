@@ -397,10 +397,54 @@ def grouped_mm(a, b, *, offs=None, masked_m=None, m_indices=None, scale_a=None, 
       masked_m=   int32 [G], valid rows of each batch of A [G, M, K] -> y [G, M, N];
       m_indices=  int32 [T], the expert of each row of A [T, K] (-1: padding) -> y [T, N].
     All stay on the device. out_dtype: bfloat16 (default), float16 or float32."""
-    from . import _ops
+    from . import _fastpath, _ops
+    try:
+        key = _key(a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out_dtype, out, algo)
+        pp = _fastpath.plans.get(key)
+    except Exception:  # noqa: BLE001 -- a call that cannot be keyed goes the whole way, which says what is wrong
+        key = pp = None
+    if pp is not None:
+        y = _run_cached(pp, a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out)
+        if y is not None:
+            return y
     plan = _plan(a, b, offs=offs, masked_m=masked_m, m_indices=m_indices, scale_a=scale_a, scale_b=scale_b,
                  bias=bias, out_dtype=out_dtype, out=out)
-    return _ops._run_whole(plan, algo, WHAT, None)
+    return _ops._run_whole(plan, algo, WHAT, key)
+
+
+# ---- the per-call fast path (_fastpath.py): a plan per key of every argument but the data pointers ----
+# The whole way checks every argument, builds and checks the problem and selects (host time ~80 us a call on an H100
+# against ~22 for torch._scaled_grouped_mm, tuning/results/probe_host_overhead_moe_h100_54ef5b1.txt); a call whose key
+# ran before launches its plan with this call's pointers. What the whole way derives from the tensors' values is
+# derived again: the group ends of m_indices (on the device, _ends_of_indices). Not cached: a group index that is not
+# contiguous (the whole way copies it), and what _key cannot key by value.
+
+def _key(a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out_dtype, out, algo) -> tuple:
+    from ._fastpath import Uncacheable, tensor_key, value_key
+    from ._ops import _algo_key
+    for t in (offs, masked_m, m_indices):
+        if t is not None and not t.is_contiguous():
+            raise Uncacheable("a non-contiguous group index")
+    opt = lambda t: None if t is None else tensor_key(t)  # noqa: E731
+    return (WHAT, tensor_key(a), tensor_key(b), opt(offs), opt(masked_m), opt(m_indices), tensor_key(scale_a),
+            tensor_key(scale_b), opt(bias), value_key(out_dtype), opt(out), _algo_key(algo))
+
+
+def _run_cached(pp, a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out):
+    """A cached plan's run (_fastpath.run_cached with the group index); None where a new output's alignment is not
+    the plan's (the caller then goes the whole way)."""
+    from . import _fastpath
+    torch = _fastpath._torch
+    index = offs if offs is not None else masked_m if masked_m is not None else _ends_of_indices(m_indices,
+                                                                                                   pp.problem.groups)
+    if out is None:
+        out = torch.empty(pp.out_shape, dtype=pp.out_dtype, device=pp.device)
+        if out.data_ptr() & _fastpath.ALIGN_MASK != pp.d_align:
+            return None
+    _fastpath.launch(pp, _fastpath.RawArgs(a.data_ptr(), b.data_ptr(), None, out.data_ptr(), scale_a.data_ptr(),
+                                           scale_b.data_ptr(), bias.data_ptr() if bias is not None else None, 1.0,
+                                           0.0, index.data_ptr()))
+    return out
 
 
 def _k_end_columns(offs, k: int) -> list:
