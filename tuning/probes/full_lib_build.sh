@@ -5,7 +5,8 @@
 #   on the device, carrying DIR/libkiln.so.xz:
 #   KILN_PREBUILT=DIR/libkiln.so.xz KILN_COMMIT=<sha> KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_BENCH=1 \
 #       bash tests/gpu/device_run.sh
-# The SASS census (device_run.sh's, of build/code/sm90/*WGMMA*.co) runs here as well: cuobjdump needs no GPU.
+# This machine has no cuobjdump: device_run.sh's SASS census needs the code objects on the device (build/code), so
+# with KILN_PREBUILT it finds none; run it in a call that builds.
 set -eu
 w=${1:-build-probe/full}
 mkdir -p "$w"
