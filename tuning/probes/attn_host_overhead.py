@@ -19,7 +19,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.environ.get("KILN_PYTHON_DIR", "runtime/python"))
 sys.path.insert(0, "bench")
+sys.path.insert(0, "tuning/probes")
 import kiln  # noqa: E402
+from host_timing import host_us, loop_us  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
 
 N = 200
@@ -27,30 +29,6 @@ labels = sys.argv[1:] or ["1x8x512x64", "4x8x512x64c", "1x16x512x64", "2x8x512x1
 print(torch.cuda.get_device_name(), flush=True)
 
 
-def host_us(fn):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(2_000_000_000)  # ~1 s of GPU sleep queued: the calls below never wait on the device
-    t = time.perf_counter()
-    for _ in range(N):
-        fn()
-    dt = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return dt / N * 1e6
-
-
-def loop_us(fn):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(N):
-        fn()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) / N * 1e3
 
 
 def query_us(b, h, s, d, causal, v_packed):
@@ -89,11 +67,12 @@ for label in labels:
     }
     rows = []
     for name, fn in sides.items():
-        rows.append((name, host_us(fn), loop_us(fn), time_fn(lambda _: fn(), [None], 5, 200, 0.5)["median_ms"] * 1e3))
+        rows.append((name, host_us(fn, N), loop_us(fn, N),
+                     time_fn(lambda _: fn(), [None], 5, 200, 0.5)["median_ms"] * 1e3))
     for be_name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
         with sdpa_kernel(be):
             fn = lambda: torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)  # noqa: E731
-            rows.append((be_name, host_us(fn), loop_us(fn),
+            rows.append((be_name, host_us(fn, N), loop_us(fn, N),
                          time_fn(lambda _: fn(), [None], 5, 200, 0.5)["median_ms"] * 1e3))
     print(f"{label}: " + "  ".join(f"{n} host {hu:6.1f} loop {lu:7.1f} gpu {gu:7.1f}" for n, hu, lu, gu in rows)
           + f"  query {query_us(bb, h, s, d, causal, 0):.1f} / packed {query_us(bb, h, s, d, causal, 2):.1f}",

@@ -6,31 +6,20 @@ Microseconds a call (CPU time, the GPU kept busy by a queued sleep so that nothi
     KILN_LIBRARY=<libkiln.so> python3 tuning/probes/attn_host_parts.py [BxHxSxD[c] ...]"""
 import ctypes
 import sys
-import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, "runtime/python")
+sys.path.insert(0, "tuning/probes")
 import kiln  # noqa: E402
+from host_timing import host_us  # noqa: E402
 from kiln import _attention, _fastpath  # noqa: E402
 
-N = 1000
+N = 200  # (1000 calls of several launches each filled the launch queue: the call then waited on the GPU)
 labels = sys.argv[1:] or ["1x8x512x64", "4x8x512x64c", "4x32x4096x128"]
 print(torch.cuda.get_device_name(), flush=True)
 
-
-def host_us(fn):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(2_000_000_000)
-    t = time.perf_counter()
-    for _ in range(N):
-        fn()
-    dt = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return dt / N * 1e6
 
 
 for label in labels:
@@ -65,8 +54,9 @@ for label in labels:
         "args": args,
         "run_c": lambda: run(pp.handle, pp.problem_addr, pp.algo_addr, ctypes.byref(a), stream),
     }
-    res = {n: host_us(f) for n, f in parts.items()}
+    res = {n: host_us(f, N) for n, f in parts.items()}
     with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-        res["cudnn"] = host_us(lambda: torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal))
+        res["cudnn"] = host_us(lambda: torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal),
+                               N)
     print(f"{label:14s} " + "  ".join(f"{n} {v:6.1f}" for n, v in res.items())
           + f"  (vt_work {pp.vt_bytes}, split_work {pp.split_bytes})", flush=True)

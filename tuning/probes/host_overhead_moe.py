@@ -6,13 +6,14 @@ kernels take tens of microseconds. Microseconds a call:
   gpu   bench_gemm.time_fn (events around each call, queued behind a GPU sleep: the kernels alone).
     KILN_LIBRARY=<libkiln.so> python3 tuning/probes/host_overhead_moe.py"""
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
+sys.path.insert(0, "tuning/probes")
 import kiln  # noqa: E402
+from host_timing import host_us, loop_us  # noqa: E402
 import bench_moe as bm  # noqa: E402
 import moe_grouped as mg  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
@@ -21,37 +22,13 @@ N = 200
 print(torch.cuda.get_device_name(), flush=True)
 
 
-def host_us(fn):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(2_000_000_000)
-    t = time.perf_counter()
-    for _ in range(N):
-        fn()
-    dt = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return dt / N * 1e6
-
-
-def loop_us(fn):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(N):
-        fn()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) / N * 1e3
 
 
 def row(label, sides):
     cells = []
     for name, fn in sides:
         try:
-            cells.append(f"{name} host {host_us(fn):6.1f} loop {loop_us(fn):7.1f} gpu "
+            cells.append(f"{name} host {host_us(fn, N):6.1f} loop {loop_us(fn, N):7.1f} gpu "
                          f"{time_fn(lambda _: fn(), [None], 5, 200, 0.5)['median_ms'] * 1e3:7.1f}")
         except Exception as exc:  # noqa: BLE001 - a side torch does not take: say so, keep the others
             cells.append(f"{name} error {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
