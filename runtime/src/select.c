@@ -274,9 +274,12 @@ int kiln_logic_matches(const kiln_logic *l, const char *arch, const kiln_problem
            l->kind == kiln_problem_kind_of(p);
 }
 
+/* By name; equal names in table order (the linear search's answer is the first), since qsort is not stable */
 static int code_by_name(const void *a, const void *b)
 {
-    return strcmp((*(const kiln_code_object *const *)a)->name, (*(const kiln_code_object *const *)b)->name);
+    const kiln_code_object *x = *(const kiln_code_object *const *)a, *y = *(const kiln_code_object *const *)b;
+    const int c = strcmp(x->name, y->name);
+    return c ? c : (x > y) - (x < y);
 }
 
 static int name_vs_code(const void *key, const void *elem)
@@ -296,14 +299,7 @@ const kiln_code_object **kiln_code_index(const kiln_tables *t, int *count)
     for (int i = 0; i < t->num_code_objects; i++)
         if (t->code_objects[i].name)
             idx[n++] = &t->code_objects[i];
-    /* equal names keep table order (the linear search's answer is the first): qsort is not stable, so ties go by
-     * address, which is table order */
     qsort(idx, (size_t)n, sizeof *idx, code_by_name);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(idx[j - 1]->name, idx[j]->name) == 0 && idx[j - 1] > idx[j]; j--) {
-            const kiln_code_object *x = idx[j - 1];
-            idx[j - 1] = idx[j], idx[j] = x;
-        }
     *count = n;
     return idx;
 }

@@ -225,10 +225,11 @@ def launch_plan_args(pp: Prepared, args: kiln_args) -> None:
     launch(pp, RawArgs.from_buffer_copy(args))
 
 
-def run_cached(pp: Prepared, a, b, c, scale_a, scale_b, bias, out, alpha: float, beta: float):
+def run_cached(pp: Prepared, a, b, c, scale_a, scale_b, bias, out, alpha: float, beta: float, group_index=None):
     """A cached plan's run with this call's tensors: the output made (or the caller's), the pointers set, launched.
     Returns the output, or None when the new output's alignment is not the one the plan was chosen for (then the
-    caller goes the whole way; torch's allocator hands out 512-byte aligned blocks, so this does not happen)."""
+    caller goes the whole way; torch's allocator hands out 512-byte aligned blocks, so this does not happen).
+    group_index: a grouped call's int32 index tensor (kiln_args.group_index)."""
     torch = _torch
     if out is None:
         out = torch.empty(pp.out_shape, dtype=pp.out_dtype, device=pp.device)
@@ -246,7 +247,8 @@ def run_cached(pp: Prepared, a, b, c, scale_a, scale_b, bias, out, alpha: float,
     launch(pp, RawArgs(a.data_ptr(), b.data_ptr(), c.data_ptr() if c is not None else None, pd,
                        scale_a.data_ptr() if scale_a is not None else None,
                        scale_b.data_ptr() if scale_b is not None else None,
-                       bias.data_ptr() if bias is not None else None, alpha, beta))
+                       bias.data_ptr() if bias is not None else None, alpha, beta,
+                       group_index.data_ptr() if group_index is not None else None))
     return out
 
 

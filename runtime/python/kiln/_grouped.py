@@ -431,20 +431,11 @@ def _key(a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out_dtype, out
 
 
 def _run_cached(pp, a, b, offs, masked_m, m_indices, scale_a, scale_b, bias, out):
-    """A cached plan's run (_fastpath.run_cached with the group index); None where a new output's alignment is not
-    the plan's (the caller then goes the whole way)."""
+    """_fastpath.run_cached with this call's group index (m_indices' end rows made again on the device)."""
     from . import _fastpath
-    torch = _fastpath._torch
     index = offs if offs is not None else masked_m if masked_m is not None else _ends_of_indices(m_indices,
                                                                                                    pp.problem.groups)
-    if out is None:
-        out = torch.empty(pp.out_shape, dtype=pp.out_dtype, device=pp.device)
-        if out.data_ptr() & _fastpath.ALIGN_MASK != pp.d_align:
-            return None
-    _fastpath.launch(pp, _fastpath.RawArgs(a.data_ptr(), b.data_ptr(), None, out.data_ptr(), scale_a.data_ptr(),
-                                           scale_b.data_ptr(), bias.data_ptr() if bias is not None else None, 1.0,
-                                           0.0, index.data_ptr()))
-    return out
+    return _fastpath.run_cached(pp, a, b, None, scale_a, scale_b, bias, out, 1.0, 0.0, group_index=index)
 
 
 def _k_end_columns(offs, k: int) -> list:
