@@ -86,8 +86,15 @@ template <class C> struct WgmmaGemm {
     static constexpr bool CLUSTER_SPLIT = C::MC == 3;
     static constexpr bool MULTICAST = C::MC == 1 || C::MC == 2;  // pairs of CTAs share an operand's K-tiles
     static constexpr bool WS_SPLIT = C::GSU > 1 && !CLUSTER_SPLIT;
-    // CLUSTER_SPLIT: each consumer thread's accumulators, as float4 [consumer][REP * ACC / 4][128 threads]
-    static constexpr int REDUCE_BYTES = CLUSTER_SPLIT ? CONSUMERS * REP * ACC * 128 * 4 : 0;
+    // CLUSTER_SPLIT: each consumer thread's accumulators, as float4 [consumer][REP * ACC / 4][128 threads]. The
+    // buffer has its own room beside the ring where the staged epilogue still fits with it, else it takes the ring's
+    // (REDUCE_IN_RING: one tile a CTA, so no stage is read after the mainloop; cluster_sum lets every consumer finish
+    // first). wgmma.py, _reduce, decides the same.
+    static constexpr int REDUCE_NEED = CLUSTER_SPLIT ? CONSUMERS * REP * ACC * 128 * 4 : 0;
+    static constexpr bool REDUCE_IN_RING =
+        CLUSTER_SPLIT && REDUCE_NEED <= RING_BYTES &&
+        RING_BYTES + SCALE_BYTES + REDUCE_NEED + CONSUMERS * EPI_SMALL + 2 * STAGES * 8 + 1024 > 227 * 1024;
+    static constexpr int REDUCE_BYTES = REDUCE_IN_RING ? 0 : REDUCE_NEED;
     // Each consumer's whole sub-tile of D fits in shared memory beside the ring (wgmma.py, _sub_tile_fits).
     static constexpr bool SUBTILE_FITS =
         RING_BYTES + SCALE_BYTES + REDUCE_BYTES + CONSUMERS * SUBTILE_D + 2 * STAGES * 8 + 1024 <= 227 * 1024;
@@ -101,8 +108,8 @@ template <class C> struct WgmmaGemm {
     static constexpr int EPI_REGION = TMA_D || SWAP_TMA ? SUBTILE_D : EPI_SMALL;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_REGION;
     static constexpr int SCALE_OFFSET = RING_BYTES + EPI_BYTES;
-    static constexpr int REDUCE_OFFSET = SCALE_OFFSET + SCALE_BYTES;
-    static constexpr int BAR_OFFSET = REDUCE_OFFSET + REDUCE_BYTES;
+    static constexpr int REDUCE_OFFSET = REDUCE_IN_RING ? 0 : SCALE_OFFSET + SCALE_BYTES;
+    static constexpr int BAR_OFFSET = SCALE_OFFSET + SCALE_BYTES + REDUCE_BYTES;
     // + 1024: the dynamic shared memory base is realigned to the 1024 bytes the 128-byte swizzle needs
     static constexpr int LDS_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -776,6 +783,11 @@ template <class C> struct WgmmaGemm {
                                       bool full, bool vec, bool extra) {
         if constexpr (WS_SPLIT) {
             float *out = splitk_slice(p, T.batch, T.split, C::GSU) + (int64_t)row * p.n + col;
+            if (full && p.n % 4 == 0) {  // 16-byte aligned: the slices and rows are whole float4s, col is 8k
+                reinterpret_cast<float4 *>(out)[0] = make_float4(v[0], v[1], v[2], v[3]);
+                reinterpret_cast<float4 *>(out)[1] = make_float4(v[4], v[5], v[6], v[7]);
+                return;
+            }
 #pragma unroll
             for (int j = 0; j < 8; ++j)
                 if (full || col + j < p.n) out[j] = v[j];
@@ -1680,11 +1692,20 @@ template <class C> struct WgmmaGemm {
     // memory; one cluster barrier (every thread of the cluster arrives once: the producers in run()); rank 0 adds
     // rank 1's, 2's, ... (same thread, same registers: the CTAs' accumulator layouts are one) and returns true: it
     // runs the epilogue. The peers wait at run()'s last cluster barrier until rank 0 has read them.
+    // The largest divisor of n up to 16.
+    KILN_DEVICE static constexpr int chunk_of(int n) {
+        int c = n < 16 ? n : 16;
+        while (n % c) --c;
+        return c;
+    }
+
     KILN_DEVICE static bool cluster_sum(float (&acc)[REP][ACC], uint8_t *smem, int cw, int tid) {
         constexpr int Q = ACC / 4;  // float4 per wgmma block
         const uint32_t mine = smem_addr(smem + REDUCE_OFFSET) + (cw * REP * Q * 128 + tid) * 16;
         const int rank = cluster_rank();
         if (rank != 0) {
+            // In the ring: every consumer of this CTA has waited for its last wgmma, which read the stages.
+            if constexpr (REDUCE_IN_RING) sm90::named_barrier(8, CONSUMERS * 128);
 #pragma unroll
             for (int r = 0; r < REP; ++r)
 #pragma unroll
@@ -1695,17 +1716,23 @@ template <class C> struct WgmmaGemm {
         sm90::cluster_arrive();
         sm90::cluster_wait();
         if (rank != 0) return false;
+        // A peer's float4 in chunks of up to 16 (64 registers beside the accumulators: 128 + 64 at 64x256), each
+        // chunk's loads all issued before its adds.
+        constexpr int ALL = REP * Q, CH = chunk_of(ALL);
+        static_assert(ALL % CH == 0, "whole chunks");
+#pragma unroll 1
         for (int peer = 1; peer < CLUSTER; ++peer) {
             const uint32_t at = sm90::cluster_peer(mine, peer);
-            float v[REP][Q][4];
 #pragma unroll
-            for (int r = 0; r < REP; ++r)
+            for (int c0 = 0; c0 < ALL; c0 += CH) {
+                float v[CH][4];
 #pragma unroll
-                for (int q = 0; q < Q; ++q) sm90::ld_cluster_v4_f32(at + (r * Q + q) * 128 * 16, v[r][q]);
+                for (int c = 0; c < CH; ++c) sm90::ld_cluster_v4_f32(at + (c0 + c) * 128 * 16, v[c]);
 #pragma unroll
-            for (int r = 0; r < REP; ++r)
+                for (int c = 0; c < CH; ++c)
 #pragma unroll
-                for (int e = 0; e < ACC; ++e) acc[r][e] += v[r][e / 4][e % 4];
+                    for (int e = 0; e < 4; ++e) acc[(c0 + c) / Q][(c0 + c) % Q * 4 + e] += v[c][e];
+            }
         }
         return true;
     }

@@ -231,8 +231,15 @@ def cluster_size(sol) -> int:
 
 
 def _reduce(sol) -> int:
-    """mc 3: each consumer thread's f32 accumulators, where the cluster's first CTA reads them."""
-    return consumers(sol) * _acc(sol) * WAVE * 4 if cluster_split(sol) else 0
+    """mc 3: each consumer thread's f32 accumulators, where the cluster's first CTA reads them: room of their own
+    beside the ring where the staged epilogue still fits with them, else none: they take the ring's (one tile a CTA;
+    kiln_gemm_wgmma.h, REDUCE_IN_RING)."""
+    if not cluster_split(sol):
+        return 0
+    need = consumers(sol) * _acc(sol) * WAVE * 4
+    staged = (sol.mt[0] // sol.wg[0]) * 128
+    beside = _ring(sol) + _scales(sol) + need + consumers(sol) * staged + 16 * sol.stages + 1024
+    return 0 if need <= _ring(sol) and beside > LDS_LIMIT else need
 
 
 def _ring(sol) -> int:

@@ -1,5 +1,6 @@
 """Generator output: a golden render of a tiny config, determinism, the committed tree being current, and the
 build-step helpers (ptxas resource parsing, code object embedding, resource logs of a CI build)."""
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -204,6 +205,24 @@ def test_cluster_split_renders_a_cluster_of_gsu_and_no_reduce_kernel():
         assert render.kernel_view(plain).reduce and render.kernel_view(plain).cluster == 1
         src = tree[f"sm90/{sol.name}.hip"]
         assert f"__cluster_dims__({sol.gsu}, 1, 1)" in src and "_reduce(" not in src
+
+
+def test_cluster_split_accumulators_take_the_ring_where_they_do_not_fit_beside_it():
+    """mc 3 on a large tile: the accumulators' buffer (128 KB at 128x256) does not fit beside the ring and the staged
+    epilogue, so it takes the ring's room (one tile a CTA) and the kernel stays within sm90's shared memory; the small
+    tiles keep a buffer of their own, so their kernels are what they were."""
+    from kilngen import wgmma
+    from kilngen.families import check
+    from kilngen.schema import load_file
+    sf = load_file(REPO / "solutions/sm90/wgmma_fp8_promoted.yaml", REPO)
+    base = next(s for lg in sf.logics for s in lg.solutions if s.mt[:2] == (128, 256))
+    big = dataclasses.replace(base, mc=3, gsu=2, pk=0)
+    assert check(big) is None  # (it was dropped for its shared memory before)
+    need = wgmma.consumers(big) * wgmma._acc(big) * 128 * 4
+    assert need <= wgmma._ring(big) and wgmma._reduce(big) == 0
+    assert wgmma.lds_bytes(big) <= wgmma.LDS_LIMIT
+    small = [s for lg in sf.logics for s in lg.solutions if s.mc == 3]
+    assert small and all(wgmma._reduce(s) == wgmma.consumers(s) * wgmma._acc(s) * 128 * 4 for s in small)
 
 
 def test_split_promotion_renders_the_half_width_wgmma():
