@@ -1688,17 +1688,17 @@ template <class C> struct WgmmaGemm {
         }
     }
 
-    // CLUSTER_SPLIT, after a tile's mainloop: ranks 1.. put each consumer thread's accumulators in their shared
-    // memory; one cluster barrier (every thread of the cluster arrives once: the producers in run()); rank 0 adds
-    // rank 1's, 2's, ... (same thread, same registers: the CTAs' accumulator layouts are one) and returns true: it
-    // runs the epilogue. The peers wait at run()'s last cluster barrier until rank 0 has read them.
-    // The largest divisor of n up to 16.
+    // The largest divisor of n up to 16 (cluster_sum's chunks).
     KILN_DEVICE static constexpr int chunk_of(int n) {
         int c = n < 16 ? n : 16;
         while (n % c) --c;
         return c;
     }
 
+    // CLUSTER_SPLIT, after a tile's mainloop: ranks 1.. put each consumer thread's accumulators in their shared
+    // memory; one cluster barrier (every thread of the cluster arrives once: the producers in run()); rank 0 adds
+    // rank 1's, 2's, ... (same thread, same registers: the CTAs' accumulator layouts are one) and returns true: it
+    // runs the epilogue. The peers wait at run()'s last cluster barrier until rank 0 has read them.
     KILN_DEVICE static bool cluster_sum(float (&acc)[REP][ACC], uint8_t *smem, int cw, int tid) {
         constexpr int Q = ACC / 4;  // float4 per wgmma block
         const uint32_t mine = smem_addr(smem + REDUCE_OFFSET) + (cw * REP * Q * 128 + tid) * 16;
