@@ -46,8 +46,8 @@ kiln_status kiln_prepack_b_size(int64_t n, int64_t k, size_t *bytes, int64_t *ld
 static kiln_status prepack(const uint8_t *src, kiln_layout layout, int64_t n, int64_t k, int64_t ld, uint8_t *dst,
                            size_t dst_bytes)
 {
-    size_t bytes;
-    int64_t kp;
+    size_t bytes = 0; /* set by prepack_size on success; initialized for the compiler, which cannot see that */
+    int64_t kp = 0;
     if ((unsigned)layout >= (unsigned)KILN_LAYOUT_COUNT)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "layout = %d is not a kiln_layout", (int)layout);
     kiln_status st = prepack_size(n, k, &bytes, &kp);
