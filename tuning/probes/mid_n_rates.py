@@ -14,15 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "generator"))
+from kilngen.model import decode  # noqa: E402  (kernel names read as the generator writes them)
 
 PEAK_FP8 = 1979e12
 SMS = 132
-TILE = re.compile(r"MT(\d+)x(\d+)x(\d+)_WG(\d)x(\d)_.*?PGR(\d+)_.*?GSU(\d+)_.*?_MC(\d)_")
 
 
 def rates(m: int, n: int, k: int, name: str, ms: float) -> dict:
-    mt0, mt1, _du, w0, w1, pgr, gsu, mc = map(int, TILE.search(name).groups())
+    sol = decode(name)
+    (mt0, mt1, _du), (w0, w1), pgr, gsu, mc = sol.mt, sol.wg, sol.pgr, sol.gsu, sol.mc
     tiles = math.ceil(m / mt0) * math.ceil(n / mt1) * gsu
     waves = math.ceil(tiles / SMS)
     sec = ms * 1e-3
