@@ -239,11 +239,20 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void load_operand(uint8_t *dst, const kiln_tma_desc *map, uint64_t *bar, int k0, int row0,
                                          int batch) {
         if constexpr (SHARED) {
+#ifdef KILN_PROBE_MC_NOSHARE
+            // Probe (tuning/probes/mc_cost_run.sh): each CTA loads both halves itself, the pair's hand-off kept.
+#pragma unroll
+            for (int j = 0; j < SUBS; ++j)
+                for (int h = 0; h < 2; ++h)
+                    sm90::tma_load_3d(dst + j * ROWS * 128 + h * (ROWS / 2) * 128, map, bar, k0 + j * (128 / E),
+                                      row0 + h * (ROWS / 2), batch);
+#else
             const int r0 = cluster_rank() * (ROWS / 2);
 #pragma unroll
             for (int j = 0; j < SUBS; ++j)
                 sm90::tma_load_3d_multicast(dst + j * ROWS * 128 + r0 * 128, map, bar, k0 + j * (128 / E), row0 + r0,
                                             batch, 0x3);
+#endif
         } else {
 #pragma unroll
             for (int j = 0; j < SUBS; ++j)
