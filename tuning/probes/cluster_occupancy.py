@@ -51,7 +51,8 @@ def main(argv):
     cfg = LaunchConfig(grid, 1, 1, threads, 1, 1, lds, None, None, 0)
     n = ctypes.c_int()
     ok(cu.cuOccupancyMaxActiveClusters(ctypes.byref(n), fn, ctypes.byref(cfg)), "cuOccupancyMaxActiveClusters")
-    print(f"{kernel[21:60]}...{kernel[-14:]}: {sms.value} SMs, {lds} bytes of shared memory, at most {n.value} clusters resident")
+    print(f"{kernel[21:60]}...{kernel[-14:]}: {sms.value} SMs, {lds} bytes of shared memory, "
+          f"at most {n.value} clusters resident")
     return 0
 
 

@@ -2,12 +2,14 @@
 # Device: what TMA multicast costs kiln at mid M. ncu (--clock-control none) of the same tile with and without
 # multicast (tuning/probes/sm90_mid_mc.yaml's library, its kiln_bench) at sizes where both give the same CTA count,
 # one launch each: time, SM clock, tensor-pipe share, L2 reads, and the warps' stall reasons.
-#   PROBE_LIB=build-probe/midmc/libkiln.so.xz BENCH=build-probe/midmc/build/kiln_bench OUT=... bash tuning/probes/mc_ncu.sh
+#   PROBE_LIB=build-probe/midmc/libkiln.so.xz BENCH=build-probe/midmc/build/kiln_bench OUT=... \
+#       bash tuning/probes/mc_ncu.sh
 set -u
 out=${OUT:-/tmp}; lib=/tmp/mcprobe; mkdir -p $lib
 python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
     "$PROBE_LIB" $lib/libkiln.so.0 || exit 1
-m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+m=$m,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
 m=$m,lts__t_sectors_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size
 m=$m,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio
 m=$m,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio

@@ -15,6 +15,6 @@ for op in kiln cublas; do
   timeout 120 ncu --clock-control none --profile-from-start off --launch-skip 2 --launch-count 1 --metrics "$m" \
       python3 bench/profile_fp8.py run --op $op --shape "$shape" --iters 4 > "$out/ncu_${op}_${shape}.txt" 2>&1
   echo "== $op $shape rc=$?"
-  grep -E "^  [A-Za-z_]|duration|per_second|tensor_cycles|lts__|dram__|xbar2l1tex|sm__throughput|grid_size|cluster_dim" \
+  grep -E "^  [A-Za-z_]|duration|per_second|tensor_cycles|lts__|dram__|xbar2l1tex|sm__throughput|launch__" \
       "$out/ncu_${op}_${shape}.txt" | grep -v "^==" | awk '{print $1, $(NF-1), $NF}' | cut -c1-140
 done
