@@ -11,8 +11,7 @@ set -u
 out=${OUT:-/tmp}; sizes=${SIZES:-384x4096x14336,600x4096x12288,320x5120x13824,4096x4096x4096}
 for entry in $LIBS; do
   tag=${entry%%:*}; dir=${entry#*:}; lib=/tmp/mccost_$tag; mkdir -p $lib
-  python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-      $dir/libkiln.so.xz $lib/libkiln.so.0 || exit 1
+  python3 tuning/probes/unxz.py $dir/libkiln.so.xz $lib/libkiln.so.0 || exit 1
   LD_LIBRARY_PATH=$lib $dir/build/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN --sizes $sizes --solutions all \
       --iters 30 --warmup 5 --quiet --json $out/bench_$tag.json > /tmp/bench_$tag.log 2>&1
   echo "== $tag bench rc=$?"

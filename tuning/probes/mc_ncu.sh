@@ -6,8 +6,7 @@
 #       bash tuning/probes/mc_ncu.sh
 set -u
 out=${OUT:-/tmp}; lib=/tmp/mcprobe; mkdir -p $lib
-python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-    "$PROBE_LIB" $lib/libkiln.so.0 || exit 1
+python3 tuning/probes/unxz.py "$PROBE_LIB" $lib/libkiln.so.0 || exit 1
 m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
 m=$m,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
 m=$m,lts__t_sectors_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size

@@ -9,8 +9,7 @@ set -u
 out=${OUT:-/tmp}; w=/tmp/mcplace; mkdir -p $w/lib $w/logs
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 gcc -shared -fPIC -O2 -o $w/shim.so tuning/probes/gemm_waits_shim.c -I$CUDA/include -L$CUDA/lib64/stubs -lcuda || exit 1
-python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-    build-probe/midmc_w/libkiln.so.xz $w/lib/libkiln.so.0 || exit 1
+python3 tuning/probes/unxz.py build-probe/midmc_w/libkiln.so.xz $w/lib/libkiln.so.0 || exit 1
 for f in build-probe/midmc_w/build/code/sm90/*MT128x1[29][28]x128*MC[12]_*.co; do
   python3 tuning/probes/cluster_occupancy.py $f 2>&1 | tail -1
 done

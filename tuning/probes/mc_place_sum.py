@@ -8,15 +8,7 @@ import pathlib
 import statistics as st
 import sys
 
-
-def records(path):
-    out = []
-    for line in open(path, errors="replace"):
-        if line.startswith("KWAIT"):
-            f = line.split()
-            out.append(dict(cta=int(f[2]), sm=int(f[4]), g0=int(f[6]), g1=int(f[8]), cyc=int(f[10]),
-                            prod=int(f[12]), c0=[int(x) for x in f[16:20]]))
-    return out
+from gemm_waits_sum import records  # the KWAIT records (this folder)
 
 
 def main(paths):

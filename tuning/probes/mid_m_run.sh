@@ -6,8 +6,8 @@
 #   MAIN_LIB=build-probe/fullc/libkiln.so.xz PROBE_LIB=build-probe/midm/libkiln.so.xz OUT=... bash tuning/probes/mid_m_run.sh
 set -u
 OUT=${OUT:-/tmp/midm}; mkdir -p "$OUT"
-unpack() { python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" "$1" "$2"; }
-unpack "$MAIN_LIB" /tmp/kiln_main.so && unpack "$PROBE_LIB" /tmp/kiln_probe.so || exit 1
+python3 tuning/probes/unxz.py "$MAIN_LIB" /tmp/kiln_main.so || exit 1
+python3 tuning/probes/unxz.py "$PROBE_LIB" /tmp/kiln_probe.so || exit 1
 export PYTHONPATH=$PWD/runtime/python
 S=${SHAPES:-tuning/probes/mid_m_shapes.txt}
 KILN_LIBRARY=/tmp/kiln_main.so python3 bench/heldout.py --shapes-file "$S" --max-candidates 1 --quiet \
