@@ -122,6 +122,33 @@ template <class C> struct WgmmaGemm {
                   "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
     static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
 
+    // TURNS: the two consumers of a cooperative tile issue their wgmma batches in turns, consumer 0 first (named
+    // barriers 5 and 6: a consumer waits at 4 + its warpgroup before it issues a batch and arrives at the other's
+    // after its commit). Both wake on the same full barrier, so without turns they issue together, drain together
+    // and promote together while the tensor cores idle; in turns one consumer's adds run while the other's batch is
+    // in the tensor pipe. The kernels whose consumers drain their own queue at a promotion point take turns there:
+    // the pipelined pr 1 loop (issue_pair) and the split loop that takes the column halves one after the other
+    // (half_batch) for the promoted kernels, issue_pair for the block-scaled ones, except the block-scaled 128x128
+    // tile, which spilled 36 bytes with turns at its register bound (the split pairs chain their halves and have no
+    // point to turn at). Consumer 1 arrives once before its first batch and consumer 0 waits once after its last
+    // (consume); both pass the same turn points (same tiles, same K-tiles). KILN_PROBE_NO_TURNS builds them without
+    // (tuning/probes/turns_run.sh).
+#ifdef KILN_PROBE_NO_TURNS
+    static constexpr bool TURN_POINTS = false;
+#else
+    static constexpr bool TURN_POINTS =
+        (PROMOTED && C::PR == 1 && !(C::SPLIT && REP * ACC <= 96)) || (C::BLOCK_SCALES && C::WG0 != 2);
+#endif
+    static constexpr bool TURNS = CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && TURN_POINTS;
+    // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), so they carry
+    // no memory clobber: with one, the block-scaled 128x128 kernel held loads across them and spilled.
+    KILN_DEVICE static void turn_take() {
+        if constexpr (TURNS) asm volatile("bar.sync %0, 256;\n" ::"r"(4 + (int)(thread_x() / 128)));
+    }
+    KILN_DEVICE static void turn_give() {
+        if constexpr (TURNS) asm volatile("bar.arrive %0, 256;\n" ::"r"(7 - (int)(thread_x() / 128)));
+    }
+
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
     static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
     static_assert(A_SUBS >= 1 && B_SUBS >= 1 && A_SUBS * 128 == C::DU * EA && B_SUBS * 128 == C::DU * EB,
@@ -1132,11 +1159,13 @@ template <class C> struct WgmmaGemm {
             sm90::fence_regs(p0[r]);
             sm90::fence_regs(p1[r]);
         }
+        turn_take();
         sm90::wgmma_fence();
         mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
         sm90::wgmma_commit();
         mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
         sm90::wgmma_commit();
+        turn_give();
     }
 
     // PR 1, two K-tiles per wgmma batch: K-tiles i and i + 1 run into p0 and p1 (two commit groups after one fence);
@@ -1328,9 +1357,11 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void half_batch(float (&part)[REP][ACC / 2], uint32_t sa, uint32_t sb) {
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
+        turn_take();
         sm90::wgmma_fence();
         mma_ss_half<H>(part, sa, sb);
         sm90::wgmma_commit();
+        turn_give();
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
         sm90::wgmma_wait<0>();
@@ -1759,6 +1790,7 @@ template <class C> struct WgmmaGemm {
         bool summed = false;  // CLUSTER_SPLIT: this thread took part in its tile's cluster barrier
         Groups c;
         Tile T;
+        if (TURNS && cw == 1) turn_give();  // consumer 0 issues first
         for (int t = first_tile(); tile(P, t, c, T); t += tile_step(), ++turn) {
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
                 for (int i = 0; i < T.iters; ++i) advance(stage, phase);
@@ -1813,6 +1845,7 @@ template <class C> struct WgmmaGemm {
             }
             epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, early);
         }
+        if (TURNS && cw == 0) turn_take();  // consumer 1's last arrival
         if (CLUSTER_SPLIT && !summed) {  // no tile (never with the runtime's grid): still the one arrival
             sm90::cluster_arrive();
             sm90::cluster_wait();
