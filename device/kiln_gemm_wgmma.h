@@ -122,22 +122,24 @@ template <class C> struct WgmmaGemm {
                   "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
     static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
 
-    // TURNS: the two consumers of a cooperative tile issue their wgmma batches in turns, consumer 0 first (named
-    // barriers 5 and 6: a consumer waits at 4 + its warpgroup before it issues a batch and arrives at the other's
-    // after its commit). Both wake on the same full barrier, so without turns they issue together, drain together
-    // and promote together while the tensor cores idle; in turns one consumer's adds run while the other's batch is
-    // in the tensor pipe. The kernels whose consumers drain their own queue at a promotion point take turns there:
-    // the pipelined pr 1 loop (issue_pair) and the split loop that takes the column halves one after the other
-    // (half_batch) for the promoted kernels, issue_pair for the block-scaled ones, except the block-scaled 128x128
-    // tile, which spilled 36 bytes with turns at its register bound (the split pairs chain their halves and have no
-    // point to turn at). Consumer 1 arrives once before its first batch and consumer 0 waits once after its last
-    // (consume); both pass the same turn points (same tiles, same K-tiles). KILN_PROBE_NO_TURNS builds them without
-    // (tuning/probes/turns_run.sh).
-#ifdef KILN_PROBE_NO_TURNS
-    static constexpr bool TURN_POINTS = false;
-#else
+    // TURNS (probe, off unless KILN_PROBE_TURNS; tuning/probes/turns_run.sh, not yet measured): the two consumers
+    // of a cooperative tile issue their wgmma batches in turns, consumer 0 first (named barriers 5 and 6: a consumer
+    // waits at 4 + its warpgroup before it issues a batch and arrives at the other's after its commit). Both wake on
+    // the same full barrier, so without turns they issue together, drain together and promote together while the
+    // tensor cores idle (the 128x256 pr 1 tile leaves them idle one cycle in five, bench/NOTES.md); in turns one
+    // consumer's adds run while the other's batch is in the tensor pipe. The kernels whose consumers drain their own
+    // queue at a promotion point take turns there: the pipelined pr 1 loop (issue_pair) and the split loop that
+    // takes the column halves one after the other (half_batch) for the promoted kernels, issue_pair for the
+    // block-scaled ones, except the block-scaled 128x128 tile, which spilled 36 bytes with turns at its register
+    // bound (the split pairs chain their halves and have no point to turn at; with only the barriers that balance
+    // the turns, the f32-output 128x192 tile spilled 8 bytes, so kernels without turn points have none). Consumer 1
+    // arrives once before its first batch and consumer 0 waits once after its last (consume); both pass the same
+    // turn points (same tiles, same K-tiles). The full library compiles with it, no spills.
+#ifdef KILN_PROBE_TURNS
     static constexpr bool TURN_POINTS =
         (PROMOTED && C::PR == 1 && !(C::SPLIT && REP * ACC <= 96)) || (C::BLOCK_SCALES && C::WG0 != 2);
+#else
+    static constexpr bool TURN_POINTS = false;
 #endif
     static constexpr bool TURNS = CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && TURN_POINTS;
     // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), so they carry
