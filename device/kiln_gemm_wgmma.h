@@ -130,11 +130,11 @@ template <class C> struct WgmmaGemm {
     // consumer's adds run while the other's batch is in the tensor pipe. The kernels whose consumers drain their own
     // queue at a promotion point take turns there: the pipelined pr 1 loop (issue_pair) and the split loop that
     // takes the column halves one after the other (half_batch) for the promoted kernels, issue_pair for the
-    // block-scaled ones, except the block-scaled 128x128 tile, which spilled 36 bytes with turns at its register
-    // bound (the split pairs chain their halves and have no point to turn at; with only the barriers that balance
-    // the turns, the f32-output 128x192 tile spilled 8 bytes, so kernels without turn points have none). Consumer 1
+    // block-scaled ones but the 128x128 tile, which takes them through mbarriers (TURNS_MBAR, below). The split
+    // pairs chain their halves and have no point to turn at; kernels without turn points have no turn barriers at
+    // all (the two that balance the turns alone made the f32-output 128x192 tile spill 8 bytes). Consumer 1
     // arrives once before its first batch and consumer 0 waits once after its last (consume); both pass the same
-    // turn points (same tiles, same K-tiles). The full library compiles with it, no spills.
+    // turn points (same tiles, same K-tiles). The full library compiles with the macro, no spills.
 #ifdef KILN_PROBE_TURNS
     static constexpr bool TURN_POINTS =
         (PROMOTED && C::PR == 1 && !(C::SPLIT && REP * ACC <= 96)) || (C::BLOCK_SCALES && C::WG0 != 2);
@@ -142,6 +142,31 @@ template <class C> struct WgmmaGemm {
     static constexpr bool TURN_POINTS = false;
 #endif
     static constexpr bool TURNS = CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && TURN_POINTS;
+    // The block-scaled 128x128 tile takes its turns through two mbarriers instead (TURNS_MBAR): there a bar.arrive
+    // while a wgmma group was in flight made ptxas spill 36-44 bytes at the register bound, an mbarrier arrival
+    // does not (the stage releases are ones). turn[c] counts the four warps of the other consumer (lane 0 of each
+    // after its commit); consumer c waits on it with its own parity. The two barriers live after the ring's: 16
+    // bytes of the 1024 kept for the base's realignment, which the 16-byte-aligned dynamic shared memory always
+    // leaves (LDS_BYTES is unchanged).
+#ifdef KILN_PROBE_TURNS
+    static constexpr bool TURNS_MBAR =
+        CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && C::BLOCK_SCALES && C::WG0 == 2;
+#else
+    static constexpr bool TURNS_MBAR = false;
+#endif
+    KILN_DEVICE static uint64_t *turn_bars(uint8_t *smem) {
+        return reinterpret_cast<uint64_t *>(smem + BAR_OFFSET + 2 * STAGES * 8);
+    }
+    KILN_DEVICE static void turn_wait(uint8_t *smem, int cw, uint32_t &parity) {
+        if constexpr (TURNS_MBAR) {
+            sm90::mbar_wait(&turn_bars(smem)[cw], parity);
+            parity ^= 1;
+        }
+    }
+    KILN_DEVICE static void turn_pass(uint8_t *smem, int cw, int lane) {
+        if constexpr (TURNS_MBAR)
+            if (lane == 0) sm90::mbar_arrive(&turn_bars(smem)[1 - cw]);
+    }
     // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), so they carry
     // no memory clobber: with one, the block-scaled 128x128 kernel held loads across them and spilled.
     KILN_DEVICE static void turn_take() {
@@ -1077,14 +1102,16 @@ template <class C> struct WgmmaGemm {
     template <bool PER_COLUMN>
     KILN_DEVICE static void block_tiles(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
                                         uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm,
-                                        int cn, int slot, int warp, int lane) {
+                                        int cn, int slot, int warp, int lane, int cw, uint32_t &turn) {
         float p0[REP][ACC], p1[REP][ACC];
         BlockScales c0, c1;
         int i = 0;
         if constexpr (!PER_COLUMN)
             for (; i + 1 < T.iters; i += 2) {
                 int s0, s1;
+                turn_wait(smem, cw, turn);
                 issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
+                turn_pass(smem, cw, lane);
                 const uint32_t ss0 = smem_addr(stage_scales(smem, s0)), ss1 = smem_addr(stage_scales(smem, s1));
                 read_block_scales(ss0, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, c0);
 #pragma unroll
@@ -1117,13 +1144,13 @@ template <class C> struct WgmmaGemm {
 
     KILN_DEVICE static void mainloop_block(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
-                                           int cm, int cn, int warp, int lane) {
+                                           int cm, int cn, int warp, int lane, int cw, uint32_t &turn) {
         const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
         zero(acc);
         if (P.p.sb_block_n == 1)
-            block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
+            block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane, cw, turn);
         else
-            block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
+            block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane, cw, turn);
     }
 
     KILN_DEVICE static void zero(float (&acc)[REP][ACC]) {
@@ -1793,6 +1820,8 @@ template <class C> struct WgmmaGemm {
         Groups c;
         Tile T;
         if (TURNS && cw == 1) turn_give();  // consumer 0 issues first
+        uint32_t turn_parity = 0;  // TURNS_MBAR: the parity of this consumer's next turn
+        if (TURNS_MBAR && cw == 1) turn_pass(smem, cw, lane);
         for (int t = first_tile(); tile(P, t, c, T); t += tile_step(), ++turn) {
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
                 for (int i = 0; i < T.iters; ++i) advance(stage, phase);
@@ -1804,7 +1833,7 @@ template <class C> struct WgmmaGemm {
             early_columns(P.p, T, cn, tid, early);
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
-                mainloop_block(P, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
+                mainloop_block(P, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane, cw, turn_parity);
             } else if constexpr (C::SPLIT) {
                 mainloop_split(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED && C::PR == 1 && !PINGPONG) {
@@ -1882,6 +1911,10 @@ template <class C> struct WgmmaGemm {
                 sm90::mbar_init(&full[s], C::BLOCK_SCALES && !P.scale_tma ? 1 + 32 : 1);  // + the scale warp's lanes
                 // lane 0 of every consumer warp reading it (with multicast, of both CTAs)
                 sm90::mbar_init(&empty[s], 4 * STAGE_READERS * (MULTICAST ? 2 : 1));
+            }
+            if constexpr (TURNS_MBAR) {
+                sm90::mbar_init(&turn_bars(smem)[0], 4);
+                sm90::mbar_init(&turn_bars(smem)[1], 4);
             }
             sm90::mbar_init_fence();
         }

@@ -3,7 +3,8 @@
 # library with turns (`NVCC_APPEND_FLAGS=-DKILN_PROBE_TURNS=1 bash tuning/probes/full_lib_build.sh` on the CPU
 # machine, ~22 minutes, carried as build-probe/full/libkiln.so.xz; or the tree with the macro's default turned on):
 # the GPU suite (device_run.sh with KILN_PREBUILT), bench_gemm (fp8 and bf16), racecheck and memcheck of kiln_bench
-# on kernels that take turns. Everything goes back as $OUT/turns_ship.tar (a call returns 8 files).
+# on five kernels that take turns (named barriers or, the block-scaled 128x128, mbarriers). Everything goes back as
+# $OUT/turns_ship.tar (a call returns 8 files).
 #   KILN_COMMIT=<sha> OUT=... bash tuning/probes/turns_ship_run.sh
 set -u
 final=${OUT:-/tmp}; o=/tmp/turns_ship; rm -rf $o; mkdir -p $o
@@ -26,6 +27,7 @@ snap
 ln -sf libkiln.so build/libkiln.so.0
 pick='F8F8B_MT128x256x128_WG2x1_.*PGR2_.*GSU1_.*PR1_MC0|F8F8B_MT128x128x128_WG2x1_.*PGR5_.*GSU1_.*PR1_MC0'
 pick="$pick|F8F8B_MT64x128x128_WG1x2_.*PGR4_.*GSU1_.*PR1_MC0|F8F8BQ_MT64x256x128_WG1x2_.*PGR3_.*GSU1_.*MC0"
+pick="$pick|F8F8BQ_MT128x128x128_WG2x1_.*PGR4_.*GSU1_.*MC0"
 names=$(ls generated/sm90 | sed 's/\.hip$//' | grep -E "^Cijk_Alik_Bljk_($pick)_")
 for tool in racecheck memcheck; do
   for n in $names; do
