@@ -147,10 +147,10 @@ template <class C> struct WgmmaGemm {
     // does not (the stage releases are ones). turn[c] counts the four warps of the other consumer (lane 0 of each
     // after its commit); consumer c waits on it with its own parity. The two barriers live after the ring's: 16
     // bytes of the 1024 kept for the base's realignment, which the 16-byte-aligned dynamic shared memory always
-    // leaves (LDS_BYTES is unchanged).
+    // leaves (LDS_BYTES is unchanged). Not the multicast twin (mc 1), which spilled 4 bytes with them.
 #ifdef KILN_PROBE_TURNS
     static constexpr bool TURNS_MBAR =
-        CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && C::BLOCK_SCALES && C::WG0 == 2;
+        CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && !MULTICAST && C::BLOCK_SCALES && C::WG0 == 2;
 #else
     static constexpr bool TURNS_MBAR = false;
 #endif
