@@ -167,8 +167,8 @@ template <class C> struct WgmmaGemm {
         if constexpr (TURNS_MBAR)
             if (lane == 0) sm90::mbar_arrive(&turn_bars(smem)[1 - cw]);
     }
-    // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), so they carry
-    // no memory clobber: with one, the block-scaled 128x128 kernel held loads across them and spilled.
+    // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), not memory, so
+    // unlike sm90::named_barrier / named_arrive they carry no memory clobber (which pins the loads around them).
     KILN_DEVICE static void turn_take() {
         if constexpr (TURNS) asm volatile("bar.sync %0, 256;\n" ::"r"(4 + (int)(thread_x() / 128)));
     }
