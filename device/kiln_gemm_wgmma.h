@@ -122,60 +122,6 @@ template <class C> struct WgmmaGemm {
                   "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
     static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
 
-    // TURNS (probe, off unless KILN_PROBE_TURNS; tuning/probes/turns_run.sh, not yet measured): the two consumers
-    // of a cooperative tile issue their wgmma batches in turns, consumer 0 first (named barriers 5 and 6: a consumer
-    // waits at 4 + its warpgroup before it issues a batch and arrives at the other's after its commit). Both wake on
-    // the same full barrier, so without turns they issue together, drain together and promote together while the
-    // tensor cores idle (the 128x256 pr 1 tile leaves them idle one cycle in five, bench/NOTES.md); in turns one
-    // consumer's adds run while the other's batch is in the tensor pipe. The kernels whose consumers drain their own
-    // queue at a promotion point take turns there: the pipelined pr 1 loop (issue_pair) and the split loop that
-    // takes the column halves one after the other (half_batch) for the promoted kernels, issue_pair for the
-    // block-scaled ones but the 128x128 tile, which takes them through mbarriers (TURNS_MBAR, below). The split
-    // pairs chain their halves and have no point to turn at; kernels without turn points have no turn barriers at
-    // all (the two that balance the turns alone made the f32-output 128x192 tile spill 8 bytes). Consumer 1
-    // arrives once before its first batch and consumer 0 waits once after its last (consume); both pass the same
-    // turn points (same tiles, same K-tiles). The full library compiles with the macro, no spills.
-#ifdef KILN_PROBE_TURNS
-    static constexpr bool TURN_POINTS =
-        (PROMOTED && C::PR == 1 && !(C::SPLIT && REP * ACC <= 96)) || (C::BLOCK_SCALES && C::WG0 != 2);
-#else
-    static constexpr bool TURN_POINTS = false;
-#endif
-    static constexpr bool TURNS = CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && TURN_POINTS;
-    // The block-scaled 128x128 tile takes its turns through two mbarriers instead (TURNS_MBAR): there a bar.arrive
-    // while a wgmma group was in flight made ptxas spill 36-44 bytes at the register bound, an mbarrier arrival
-    // does not (the stage releases are ones). turn[c] counts the four warps of the other consumer (lane 0 of each
-    // after its commit); consumer c waits on it with its own parity. The two barriers live after the ring's: 16
-    // bytes of the 1024 kept for the base's realignment, which the 16-byte-aligned dynamic shared memory always
-    // leaves (LDS_BYTES is unchanged). Not the multicast twin (mc 1), which spilled 4 bytes with them.
-#ifdef KILN_PROBE_TURNS
-    static constexpr bool TURNS_MBAR =
-        CONSUMERS == 2 && !PINGPONG && !CLUSTER_SPLIT && !MULTICAST && C::BLOCK_SCALES && C::WG0 == 2;
-#else
-    static constexpr bool TURNS_MBAR = false;
-#endif
-    KILN_DEVICE static uint64_t *turn_bars(uint8_t *smem) {
-        return reinterpret_cast<uint64_t *>(smem + BAR_OFFSET + 2 * STAGES * 8);
-    }
-    KILN_DEVICE static void turn_wait(uint8_t *smem, int cw, uint32_t &parity) {
-        if constexpr (TURNS_MBAR) {
-            sm90::mbar_wait(&turn_bars(smem)[cw], parity);
-            parity ^= 1;
-        }
-    }
-    KILN_DEVICE static void turn_pass(uint8_t *smem, int cw, int lane) {
-        if constexpr (TURNS_MBAR)
-            if (lane == 0) sm90::mbar_arrive(&turn_bars(smem)[1 - cw]);
-    }
-    // The turn barriers order only the wgmma issue (volatile asm keeps its place among the wgmma's), not memory, so
-    // unlike sm90::named_barrier / named_arrive they carry no memory clobber (which pins the loads around them).
-    KILN_DEVICE static void turn_take() {
-        if constexpr (TURNS) asm volatile("bar.sync %0, 256;\n" ::"r"(4 + (int)(thread_x() / 128)));
-    }
-    KILN_DEVICE static void turn_give() {
-        if constexpr (TURNS) asm volatile("bar.arrive %0, 256;\n" ::"r"(7 - (int)(thread_x() / 128)));
-    }
-
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
     static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
     static_assert(A_SUBS >= 1 && B_SUBS >= 1 && A_SUBS * 128 == C::DU * EA && B_SUBS * 128 == C::DU * EB,
@@ -1102,16 +1048,14 @@ template <class C> struct WgmmaGemm {
     template <bool PER_COLUMN>
     KILN_DEVICE static void block_tiles(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
                                         uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase, int cm,
-                                        int cn, int slot, int warp, int lane, int cw, uint32_t &turn) {
+                                        int cn, int slot, int warp, int lane) {
         float p0[REP][ACC], p1[REP][ACC];
         BlockScales c0, c1;
         int i = 0;
         if constexpr (!PER_COLUMN)
             for (; i + 1 < T.iters; i += 2) {
                 int s0, s1;
-                turn_wait(smem, cw, turn);
                 issue_pair(p0, p1, smem, full, stage, phase, cm, cn, s0, s1);
-                turn_pass(smem, cw, lane);
                 const uint32_t ss0 = smem_addr(stage_scales(smem, s0)), ss1 = smem_addr(stage_scales(smem, s1));
                 read_block_scales(ss0, scale_at(P, T, Sched::k_tile(T, i)), cm, slot, warp, lane, c0);
 #pragma unroll
@@ -1144,13 +1088,13 @@ template <class C> struct WgmmaGemm {
 
     KILN_DEVICE static void mainloop_block(const kiln_tma_params &P, const Tile &T, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, float (&acc)[REP][ACC], int &stage, uint32_t &phase,
-                                           int cm, int cn, int warp, int lane, int cw, uint32_t &turn) {
+                                           int cm, int cn, int warp, int lane) {
         const int tile_col = T.tn * C::MT1, slot = ((tile_col + cn * CPC) >> 7) - (tile_col >> 7);  // B's first block
         zero(acc);
         if (P.p.sb_block_n == 1)
-            block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane, cw, turn);
+            block_tiles<true>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
         else
-            block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane, cw, turn);
+            block_tiles<false>(P, T, smem, full, empty, acc, stage, phase, cm, cn, slot, warp, lane);
     }
 
     KILN_DEVICE static void zero(float (&acc)[REP][ACC]) {
@@ -1188,13 +1132,11 @@ template <class C> struct WgmmaGemm {
             sm90::fence_regs(p0[r]);
             sm90::fence_regs(p1[r]);
         }
-        turn_take();
         sm90::wgmma_fence();
         mma_ss(p0, stage_a(smem, s0, cm), stage_b(smem, s0, cn), 1);
         sm90::wgmma_commit();
         mma_ss(p1, stage_a(smem, s1, cm), stage_b(smem, s1, cn), 1);
         sm90::wgmma_commit();
-        turn_give();
     }
 
     // PR 1, two K-tiles per wgmma batch: K-tiles i and i + 1 run into p0 and p1 (two commit groups after one fence);
@@ -1386,11 +1328,9 @@ template <class C> struct WgmmaGemm {
     KILN_DEVICE static void half_batch(float (&part)[REP][ACC / 2], uint32_t sa, uint32_t sb) {
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
-        turn_take();
         sm90::wgmma_fence();
         mma_ss_half<H>(part, sa, sb);
         sm90::wgmma_commit();
-        turn_give();
 #pragma unroll
         for (int r = 0; r < REP; ++r) sm90::fence_regs(part[r]);
         sm90::wgmma_wait<0>();
@@ -1819,9 +1759,6 @@ template <class C> struct WgmmaGemm {
         bool summed = false;  // CLUSTER_SPLIT: this thread took part in its tile's cluster barrier
         Groups c;
         Tile T;
-        if (TURNS && cw == 1) turn_give();  // consumer 0 issues first
-        uint32_t turn_parity = 0;  // TURNS_MBAR: the parity of this consumer's next turn
-        if (TURNS_MBAR && cw == 1) turn_pass(smem, cw, lane);
         for (int t = first_tile(); tile(P, t, c, T); t += tile_step(), ++turn) {
             if (PINGPONG && turn % 2 != cw) {  // the other consumer's tile: step over its stages
                 for (int i = 0; i < T.iters; ++i) advance(stage, phase);
@@ -1833,7 +1770,7 @@ template <class C> struct WgmmaGemm {
             early_columns(P.p, T, cn, tid, early);
             int prev = -1;
             if constexpr (C::BLOCK_SCALES) {
-                mainloop_block(P, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane, cw, turn_parity);
+                mainloop_block(P, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (C::SPLIT) {
                 mainloop_split(T, smem, full, empty, acc, stage, phase, cm, cn, lane);
             } else if constexpr (PROMOTED && C::PR == 1 && !PINGPONG) {
@@ -1876,7 +1813,6 @@ template <class C> struct WgmmaGemm {
             }
             epilogue(P, T, acc, region, cw, cm, cn, tid, warp, lane, early);
         }
-        if (TURNS && cw == 0) turn_take();  // consumer 1's last arrival
         if (CLUSTER_SPLIT && !summed) {  // no tile (never with the runtime's grid): still the one arrival
             sm90::cluster_arrive();
             sm90::cluster_wait();
@@ -1911,10 +1847,6 @@ template <class C> struct WgmmaGemm {
                 sm90::mbar_init(&full[s], C::BLOCK_SCALES && !P.scale_tma ? 1 + 32 : 1);  // + the scale warp's lanes
                 // lane 0 of every consumer warp reading it (with multicast, of both CTAs)
                 sm90::mbar_init(&empty[s], 4 * STAGE_READERS * (MULTICAST ? 2 : 1));
-            }
-            if constexpr (TURNS_MBAR) {
-                sm90::mbar_init(&turn_bars(smem)[0], 4);
-                sm90::mbar_init(&turn_bars(smem)[1], 4);
             }
             sm90::mbar_init_fence();
         }
