@@ -51,6 +51,7 @@ for y in block fp8; do
   echo "== ncu $y rc=$?"
   ncu --import $out/ncu_$y.ncu-rep --print-details all > $out/ncu_${y}_details.txt 2>&1
   ncu --import $out/ncu_$y.ncu-rep --page source --print-source sass --csv > $out/ncu_${y}_sass.csv 2>&1
+  rm -f $out/ncu_$y.ncu-rep  # (the reports made the tar too large to come back)
   grep -E "Duration|SM Frequency|Executed Ipc Active|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|Stall|Executed Instructions  " \
       $out/ncu_${y}_details.txt | head -30
 done
