@@ -1,6 +1,6 @@
 #!/bin/bash
-# Device: where the block-scaled 128x128 tile (pgr 4, the M >= 4096 pick) loses 13-15 % to the promoted fp8 tile of
-# the same shape and ring (tuning/probes/block_gap_{block,fp8}.yaml). Four libraries, built here with
+# Device: where the block-scaled 128x128 tile (pgr 4, the M >= 4096 pick) loses 6-18 % (geomean 12.5 %) to the
+# promoted fp8 tile of the same shape and ring (tuning/probes/block_gap_{block,fp8}.yaml). Four libraries, built here with
 #   generator/kiln-gen tune tuning/probes/block_gap_<y>.yaml --stage build --work build-probe/bgap_<y>
 #   NVCC_APPEND_FLAGS=-DKILN_PROBE_WAITS=0x7e0000000000ull generator/kiln-gen tune ... --work build-probe/bgap_<y>_w
 # for y in block, fp8, are packed in $PACK (default build-probe/bgap_pack): <build>.so.xz (xz of
