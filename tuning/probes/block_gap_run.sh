@@ -46,8 +46,9 @@ for s in 4096x7168x16384 4096x4096x7168; do
   done
 done
 for y in block fp8; do
-  LD_LIBRARY_PATH=/tmp/bg_$y timeout 150 ncu --clock-control none -k regex:Cijk --launch-skip 3 -c 1 --section SpeedOfLight --section WarpStateStats \
-      --section SchedulerStats --section InstructionStats --section SourceCounters \
+  LD_LIBRARY_PATH=/tmp/bg_$y timeout 150 ncu --clock-control none -k regex:Cijk --launch-skip 3 -c 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --section SourceCounters \
       --import-source no -o $out/ncu_$y -f $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN ${F[$y]} \
       --sizes 4096x4096x7168 --iters 1 --warmup 3 --solutions ${K[$y]} > $out/ncu_$y.log 2>&1
   echo "== ncu $y rc=$?"
@@ -64,4 +65,3 @@ for y in block $variants fp8; do
   grep -oE '^\s+/\*[0-9a-f]+\*/\s+(@!?U?P[0-9T] )?[A-Z0-9_.]+' $out/sass_$y.txt | awk '{print $NF}' | sed 's/\..*//' |
       sort | uniq -c | sort -rn | head -25 | tr '\n' ' '; echo
 done
-rm -f $out/*.ncu-rep.tmp
