@@ -7,8 +7,8 @@
 # build/libkiln.so.0.1.0), one kiln_bench and the two plain code objects (<y>.co); block_nf is the block build of
 # a tree whose release_read has no __threadfence_block (timing only: the fence guards a race, kiln_gemm_wgmma.h),
 # block_late one whose block_retire gives the stage back after the promotion (the scales consumed), fence kept.
-# VARIANTS (default "block_nf block_late") names the block builds timed beside block and fp8, e.g. VARIANTS=block_pt
-# for a build of the tree with tuning/patches/block_scale_offsets.patch applied (block_pt.so.xz in the pack).
+# VARIANTS (default "block_nf block_late") names the block builds timed beside block and fp8 (<name>.so.xz in the
+# pack; tuning/results/probe_block_scale_cost_h100.txt timed the offsets patch and the probes' builds this way).
 # Steps, all logs under $OUT/bgap:
 #   1. kiln_bench (cold L2, checked), rounds block, the variants, fp8, then the reverse, on three M >= 4096 sizes;
 #   2. the KILN_PROBE_WAITS builds under gemm_waits_shim.c: each warp's mbarrier wait cycles (gemm_waits_sum.py);

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Device: what the block-scaled 128x128 tile's scales cost. Times main's block kernel (block), builds of it from
+# trees with tuning/patches/block_scale_probes.patch applied (timing only) and the promoted fp8 twin (fp8), each
+# <name>.so.xz in $PACK (default build-probe/bgap_pack, as block_gap_run.sh; kiln_bench from there too):
+#   block_ns   NVCC_APPEND_FLAGS=-DKILN_PROBE_NOSCALE=1: the consumers read no scales (scale 1, the promotion an add);
+#   block_np   -DKILN_PROBE_NOSCALE=2: nor does the producer copy any;
+#   block_npr  -DKILN_PROBE_NOSCALE=2 -DKILN_PROBE_PLAIN_RELEASE: and release_read gives the stage back as release
+#              does, without membar.cta and the warp sync;
+#   block_ord  -DKILN_PROBE_SCALE_ORDER: the producer issues the scale copies after the operands' (results right).
+# each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
+# and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
+# probes pass its check too. kiln_bench cold L2, every run checked, ROUNDS rounds in rotated orders, then a table of
+# means and of block's time over each (above 1: block slower).
+#   VARIANTS="block_ns block_np" ROUNDS=2 OUT=... bash tuning/probes/block_scale_cost_run.sh
+set -u
+out=${OUT:-/tmp}/scost; mkdir -p $out
+pack=${PACK:-build-probe/bgap_pack}
+vs="block ${VARIANTS-block_ns block_np block_npr block_ord} fp8"
+for d in $vs; do mkdir -p /tmp/sc_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/sc_$d/libkiln.so.0 || exit 1; done
+P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
+S=${SIZES:-4096x7168x16384,4096x4096x7168,2048x7168x2048,4096x2112x7168,6144x24576x1536}
+order=$vs
+for r in $(seq ${ROUNDS:-2}); do
+  for y in $order; do
+    if [ $y = fp8 ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
+    else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
+    LD_LIBRARY_PATH=/tmp/sc_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $f --sizes $S \
+        --solutions $k --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1
+    echo "$y r$r rc=$?"
+  done
+  order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"  # rotate
+done
+python3 - $out $vs <<'PY'
+import glob, json, os, statistics as st, sys
+d, ys = sys.argv[1], sys.argv[2:]
+t = {}
+for f in sorted(glob.glob(d + '/*.json')):
+    y = os.path.basename(f).rsplit('_r', 1)[0]
+    for r in json.load(open(f))['rows']:
+        t.setdefault('%sx%sx%s' % (r['m'], r['n'], r['k']), {}).setdefault(y, []).append(r['ms'] if r['pass'] else None)
+print('size', *ys, *['block/' + y for y in ys[1:]])
+for k, v in t.items():
+    m = {y: st.mean(v[y]) for y in ys if y in v and None not in v[y]}
+    print(k, *['%.4f' % m[y] if y in m else 'fail' for y in ys],
+          *['%.3f' % (m['block'] / m[y]) if y in m and 'block' in m else '-' for y in ys[1:]])
+PY
