@@ -6,7 +6,9 @@
 #   block_np   -DKILN_PROBE_NOSCALE=2: nor does the producer copy any;
 #   block_npr  -DKILN_PROBE_NOSCALE=2 -DKILN_PROBE_PLAIN_RELEASE: and release_read gives the stage back as release
 #              does, without membar.cta and the warp sync;
-#   block_ord  -DKILN_PROBE_SCALE_ORDER: the producer issues the scale copies after the operands' (results right).
+#   block_ord  -DKILN_PROBE_SCALE_ORDER: the producer issues the scale copies after the operands' (results right);
+#   block_nsb  -DKILN_PROBE_NOCOPY=1: no copy of B's scales (16 bytes a stage), the consumers reading stale ones;
+#   block_nsa  -DKILN_PROBE_NOCOPY=2: no copy of A's (528 bytes a stage), likewise (both fail the check: timing only).
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
 # and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
 # probes pass its check too. kiln_bench cold L2, every run checked, ROUNDS rounds in rotated orders, then a table of
@@ -15,7 +17,7 @@
 set -u
 out=${OUT:-/tmp}/scost; mkdir -p $out
 pack=${PACK:-build-probe/bgap_pack}
-vs="block ${VARIANTS-block_ns block_np block_npr block_ord} fp8"
+vs="block ${VARIANTS-block_ns block_np block_npr block_ord block_nsb block_nsa} fp8"
 for d in $vs; do mkdir -p /tmp/sc_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/sc_$d/libkiln.so.0 || exit 1; done
 P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
 S=${SIZES:-4096x7168x16384,4096x4096x7168,2048x7168x2048,4096x2112x7168,6144x24576x1536}
@@ -37,10 +39,11 @@ t = {}
 for f in sorted(glob.glob(d + '/*.json')):
     y = os.path.basename(f).rsplit('_r', 1)[0]
     for r in json.load(open(f))['rows']:
-        t.setdefault('%sx%sx%s' % (r['m'], r['n'], r['k']), {}).setdefault(y, []).append(r['ms'] if r['pass'] else None)
-print('size', *ys, *['block/' + y for y in ys[1:]])
+        t.setdefault('%sx%sx%s' % (r['m'], r['n'], r['k']), {}).setdefault(y, []).append((r['ms'], r['pass']))
+print('size', *ys, *['block/' + y for y in ys[1:]], '(* a failed check: stale scales, timing only)')
 for k, v in t.items():
-    m = {y: st.mean(v[y]) for y in ys if y in v and None not in v[y]}
-    print(k, *['%.4f' % m[y] if y in m else 'fail' for y in ys],
+    m = {y: st.mean(ms for ms, _ in v[y]) for y in ys if y in v}
+    bad = {y for y in m if not all(ok for _, ok in v[y])}
+    print(k, *['%.4f%s' % (m[y], '*' if y in bad else '') if y in m else '-' for y in ys],
           *['%.3f' % (m['block'] / m[y]) if y in m and 'block' in m else '-' for y in ys[1:]])
 PY
