@@ -8,7 +8,7 @@
 # a tree whose release_read has no __threadfence_block (timing only: the fence guards a race, kiln_gemm_wgmma.h),
 # block_late one whose block_retire gives the stage back after the promotion (the scales consumed), fence kept.
 # VARIANTS (default "block_nf block_late") names the block builds timed beside block and fp8 (<name>.so.xz in the
-# pack; tuning/results/probe_block_scale_cost_h100.txt timed the offsets patch and the probes' builds this way).
+# pack). block_scale_cost_run.sh times such builds alone, without the waits and ncu steps.
 # Steps, all logs under $OUT/bgap:
 #   1. kiln_bench (cold L2, checked), rounds block, the variants, fp8, then the reverse, on three M >= 4096 sizes;
 #   2. the KILN_PROBE_WAITS builds under gemm_waits_shim.c: each warp's mbarrier wait cycles (gemm_waits_sum.py);
