@@ -6,7 +6,8 @@
 #   block_np   -DKILN_PROBE_NOSCALE=2: nor does the producer copy any;
 #   block_npr  -DKILN_PROBE_NOSCALE=2 -DKILN_PROBE_PLAIN_RELEASE: and release_read gives the stage back as release
 #              does, without membar.cta and the warp sync;
-#   block_ord  -DKILN_PROBE_SCALE_ORDER: the producer issues the scale copies after the operands' (results right);
+#   block_ord  no macro: a tree with tuning/patches/block_scale_order.patch instead, the producer issuing the scale
+#              copies after the operands' (results right; the candidate fix);
 #   block_nsb  -DKILN_PROBE_NOCOPY=1: no copy of B's scales (16 bytes a stage), the consumers reading stale ones;
 #   block_nsa  -DKILN_PROBE_NOCOPY=2: no copy of A's (528 bytes a stage), likewise (both fail the check: timing only).
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
