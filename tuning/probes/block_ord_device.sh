@@ -2,11 +2,15 @@
 # Device, one call: the scale-cost probes (block_scale_cost_run.sh), then the order patch's full library (carried
 # xz, KILN_ORD_LIB) through the GPU suite, bench_moe and memcheck / racecheck of the 128x128 block tile, where
 # the probes say the order patch gains.
+# Run it from a commit with tuning/patches/block_scale_order.patch applied (the library's sources), so that the
+# suite's records and bench_moe's results name that commit; the library: tuning/probes/full_lib_build.sh there.
 #   OUT=... bash tuning/probes/block_ord_device.sh   (carry build-probe/bgap_pack and the library)
+# With little device time: KILN_ORD_MIN=9 (the probes alone), fewer VARIANTS and SIZES (each kiln_bench run ~2.7 s a
+# size; the default seven probes + block + fp8, 2 rounds, 5 sizes: ~4 minutes).
 set -u
 lib=${KILN_ORD_LIB:-build-probe/full_ord/libkiln.so.xz}
 sha=${KILN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-VARIANTS=${VARIANTS-block_ns block_np block_npr block_ord block_nsb block_nsa} OUT=$OUT \
+VARIANTS=${VARIANTS-block_np block_npr block_rel block_ord block_bg block_nsb block_nsa} OUT=$OUT \
     timeout 300 bash tuning/probes/block_scale_cost_run.sh > $OUT/scost_table.txt 2>&1
 (cd $OUT && tar czf scost.tgz scost && rm -rf scost)
 # the rest only where block_ord gains (geomean of block / block_ord over the sizes >= KILN_ORD_MIN, default 1.01)

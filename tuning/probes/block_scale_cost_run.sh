@@ -10,6 +10,11 @@
 #              copies after the operands' (results right; the candidate fix);
 #   block_nsb  -DKILN_PROBE_NOCOPY=1: no copy of B's scales (16 bytes a stage), the consumers reading stale ones;
 #   block_nsa  -DKILN_PROBE_NOCOPY=2: no copy of A's (528 bytes a stage), likewise (both fail the check: timing only).
+#   block_rel  -DKILN_PROBE_PLAIN_RELEASE alone: the scales copied and read, the stage given back without membar.cta
+#              and the warp sync (may race: timing only; not in the default list, VARIANTS names it).
+#   block_bg   -DKILN_PROBE_NOCOPY=1 -DKILN_PROBE_B_GLOBAL: no B-scale copy; each consumer reads its B scales of a
+#              K-tile pair from global memory (__ldg) before waiting for the pair's stages (results right; not in the
+#              default list).
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
 # and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
 # probes pass its check too. kiln_bench cold L2, every run checked, ROUNDS rounds in rotated orders, then a table of
