@@ -14,17 +14,16 @@ VARIANTS=${VARIANTS-block_np block_npr block_rel block_ord block_bg block_nsb bl
     timeout 300 bash tuning/probes/block_scale_cost_run.sh > $OUT/scost_table.txt 2>&1
 (cd $OUT && tar czf scost.tgz scost && rm -rf scost)
 # the rest only where block_ord gains (geomean of block / block_ord over the sizes >= KILN_ORD_MIN, default 1.01)
-gain=$(python3 - $OUT/scost_table.txt <<'PY'
+if python3 - $OUT/scost_table.txt ${KILN_ORD_MIN:-1.01} <<'PY'; then
 import math, sys
 rows = [l.split() for l in open(sys.argv[1])]
-head = next((r for r in rows if r and r[0] == 'size'), None)
-col = head.index('block/block_ord') if head and 'block/block_ord' in head else None
-v = [float(r[col]) for r in rows if col and len(r) > col and r[0][0].isdigit()]
-print('%.4f' % math.exp(sum(map(math.log, v)) / len(v)) if v else 0)
+head = next((r for r in rows if r[:1] == ['size']), [])
+col = head.index('block/block_ord') if 'block/block_ord' in head else 0
+v = [float(r[col]) for r in rows if col and len(r) > col and r[0][:1].isdigit()]
+g = math.exp(sum(map(math.log, v)) / len(v)) if v else 0.0
+print('block/block_ord geomean %.4f' % g)
+sys.exit(0 if g >= float(sys.argv[2]) else 1)
 PY
-)
-echo "block/block_ord geomean $gain"
-if python3 -c "import sys; sys.exit(0 if float('$gain') >= float('${KILN_ORD_MIN:-1.01}') else 1)"; then
 KILN_PREBUILT=$lib KILN_COMMIT=$sha KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_SASS=1 KILN_BENCH=moe OUT=$OUT \
     timeout 150 bash tests/gpu/device_run.sh > $OUT/suite.txt 2>&1
 export KILN_LIBRARY=$PWD/build/libkiln.so; ln -sf libkiln.so build/libkiln.so.0
