@@ -6,8 +6,8 @@
 #   block_np   -DKILN_PROBE_NOSCALE=2: nor does the producer copy any;
 #   block_npr  -DKILN_PROBE_NOSCALE=2 -DKILN_PROBE_PLAIN_RELEASE: and release_read gives the stage back as release
 #              does, without membar.cta and the warp sync;
-#   block_ord  no macro: a tree with tuning/patches/block_scale_order.patch instead, the producer issuing the scale
-#              copies after the operands' (results right; the candidate fix);
+#   block_ord  no macro: a tree with the scale-order patch (readable at bdec311; deleted after its timing),
+#              the producer issuing the scale copies after the operands' (results right);
 #   block_nsb  -DKILN_PROBE_NOCOPY=1: no copy of B's scales (16 bytes a stage), the consumers reading stale ones;
 #   block_nsa  -DKILN_PROBE_NOCOPY=2: no copy of A's (528 bytes a stage), likewise (both fail the check: timing only).
 #   block_rel  -DKILN_PROBE_PLAIN_RELEASE alone: the scales copied and read, the stage given back without membar.cta
@@ -15,6 +15,10 @@
 #   block_bg   -DKILN_PROBE_NOCOPY=1 -DKILN_PROBE_B_GLOBAL: no B-scale copy; each consumer reads its B scales of a
 #              K-tile pair from global memory (__ldg) before waiting for the pair's stages (results right; not in the
 #              default list).
+#   block_c4x  -DKILN_PROBE_NOCOPY=3: both scale copies on every 4th K-tile only (the consumers read stale ones
+#              between); block_c2x  =4: on every 2nd (timing only).
+#   block_u / fp8_u  a tree whose kernels take the warpgroup index through a warp broadcast (uniform), no macro.
+# Builds named fp8* run the promoted fp8 kernel, the rest the block-scaled one.
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
 # and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
 # probes pass its check too. kiln_bench cold L2, every run checked, ROUNDS rounds in rotated orders, then a table of
@@ -30,7 +34,7 @@ S=${SIZES:-4096x7168x16384,4096x4096x7168,2048x7168x2048,4096x2112x7168,6144x245
 order=$vs
 for r in $(seq ${ROUNDS:-2}); do
   for y in $order; do
-    if [ $y = fp8 ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
+    if [ "${y#fp8}" != "$y" ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
     else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
     LD_LIBRARY_PATH=/tmp/sc_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $f --sizes $S \
         --solutions $k --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1

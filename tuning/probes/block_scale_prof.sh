@@ -1,0 +1,24 @@
+#!/bin/bash
+# Device: per-instruction stall samples (ncu SourceCounters, --clock-control none, one launch at 4096x4096x7168) of
+# main's block-scaled 128x128 tile, probe builds of it and its promoted fp8 twin (the libraries of
+# block_scale_cost_run.sh in $PACK), to see where the scales' 6-9 % goes: block against block_np (no scale copies,
+# no scale reads) and block_c4x (copies on every 4th K-tile). Each build's SASS page (with the samples) comes back as
+# $OUT/bprof/<y>_sass.csv.gz, its details as <y>_details.txt; the report itself is dropped (too large to come back).
+#   VARIANTS="block block_np fp8" OUT=... bash tuning/probes/block_scale_prof.sh
+set -u
+out=${OUT:-/tmp}/bprof; mkdir -p $out
+pack=${PACK:-build-probe/bgap_pack}
+P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
+for y in ${VARIANTS-block block_np block_c4x fp8}; do
+  mkdir -p /tmp/bp_$y && python3 tuning/probes/unxz.py $pack/$y.so.xz /tmp/bp_$y/libkiln.so.0 || exit 1
+  if [ $y = fp8 ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
+  else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
+  LD_LIBRARY_PATH=/tmp/bp_$y timeout 150 ncu --clock-control none -k regex:Cijk --launch-skip 3 -c 1 \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --section SourceCounters --import-source no -o /tmp/bp_$y/rep -f $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 \
+      --layout TN $f --sizes 4096x4096x7168 --iters 1 --warmup 3 --solutions $k > $out/${y}_ncu.log 2>&1
+  echo "== ncu $y rc=$?"
+  ncu --import /tmp/bp_$y/rep.ncu-rep --print-details all > $out/${y}_details.txt 2>&1
+  ncu --import /tmp/bp_$y/rep.ncu-rep --page source --print-source sass --csv 2>&1 | gzip > $out/${y}_sass.csv.gz
+  grep -E "Duration|Executed Instructions  |Warp Cycles Per Issued|Stall" $out/${y}_details.txt | head -14
+done
