@@ -20,6 +20,8 @@
 #   block_u / fp8_u  a tree whose kernels take the warpgroup index through a warp broadcast (uniform), no macro.
 #   block_pd / fp8_pd  -DKILN_PROBE_PREDESC: issue_pair computes the pair's wgmma descriptor words before it waits
 #              for the pair's stages (results right; the fp8 twin's pr 1 loop shares issue_pair).
+#   block_far  -DKILN_PROBE_ACQREL_FENCE: release_read's membar.cta (fence.sc.cta) as fence.acq_rel.cta;
+#   block_pdfar  both (results right).
 # Builds named fp8* run the promoted fp8 kernel, the rest the block-scaled one.
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
 # and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
