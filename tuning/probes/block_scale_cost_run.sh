@@ -22,7 +22,7 @@
 #              for the pair's stages (results right; the fp8 twin's pr 1 loop shares issue_pair).
 #   block_far  -DKILN_PROBE_ACQREL_FENCE: release_read's membar.cta (fence.sc.cta) as fence.acq_rel.cta;
 #   block_pdfar  both (results right).
-# Builds named fp8* run the promoted fp8 kernel, the rest the block-scaled one.
+# Builds named fp8* run the promoted fp8 kernel, the rest the block-scaled one (block_pair_kernel.sh).
 # each built with  generator/kiln-gen tune tuning/probes/block_gap_block.yaml --stage build --work build-probe/bgap_<v>
 # and packed as xz of build/libkiln.so.0.1.0. kiln_bench's block scales are 0.5 and 2.0 everywhere, so the scale-1
 # probes pass its check too. kiln_bench cold L2, every run checked, ROUNDS rounds in rotated orders, then a table of
@@ -33,15 +33,14 @@ out=${OUT:-/tmp}/scost; mkdir -p $out
 pack=${PACK:-build-probe/bgap_pack}
 vs="block ${VARIANTS-block_ns block_np block_npr block_ord block_nsb block_nsa} fp8"
 for d in $vs; do mkdir -p /tmp/sc_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/sc_$d/libkiln.so.0 || exit 1; done
-P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
+. tuning/probes/block_pair_kernel.sh
 S=${SIZES:-4096x7168x16384,4096x4096x7168,2048x7168x2048,4096x2112x7168,6144x24576x1536}
 order=$vs
 for r in $(seq ${ROUNDS:-2}); do
   for y in $order; do
-    if [ "${y#fp8}" != "$y" ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
-    else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
-    LD_LIBRARY_PATH=/tmp/sc_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $f --sizes $S \
-        --solutions $k --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1
+    pair_kernel $y
+    LD_LIBRARY_PATH=/tmp/sc_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $F --sizes $S \
+        --solutions $K --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1
     echo "$y r$r rc=$?"
   done
   order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"  # rotate

@@ -9,15 +9,14 @@
 set -u
 out=${OUT:-/tmp}/bprof; mkdir -p $out
 pack=${PACK:-build-probe/bgap_pack}
-P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
+. tuning/probes/block_pair_kernel.sh
 for y in ${VARIANTS-block block_np block_c4x fp8}; do
   mkdir -p /tmp/bp_$y && python3 tuning/probes/unxz.py $pack/$y.so.xz /tmp/bp_$y/libkiln.so.0 || exit 1
-  if [ $y = fp8 ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
-  else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
+  pair_kernel $y
   LD_LIBRARY_PATH=/tmp/bp_$y timeout 150 ncu --clock-control none -k regex:Cijk --launch-skip 3 -c 1 \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats \
       --section SourceCounters --import-source no -o /tmp/bp_$y/rep -f $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 \
-      --layout TN $f --sizes 4096x4096x7168 --iters 1 --warmup 3 --solutions $k > $out/${y}_ncu.log 2>&1
+      --layout TN $F --sizes 4096x4096x7168 --iters 1 --warmup 3 --solutions $K > $out/${y}_ncu.log 2>&1
   echo "== ncu $y rc=$?"
   ncu --import /tmp/bp_$y/rep.ncu-rep --print-details all > $out/${y}_details.txt 2>&1
   ncu --import /tmp/bp_$y/rep.ncu-rep --page source --print-source sass --csv 2>&1 | gzip > $out/${y}_sass.csv.gz

@@ -30,13 +30,12 @@ PY
 KILN_PREBUILT=${KILN_PD_LIB:-build-probe/full_pd/libkiln.so.xz} KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_SASS=1 \
     KILN_SKIP_BENCH=1 OUT=$OUT timeout 170 bash tests/gpu/device_run.sh > $OUT/suite.txt 2>&1
 ln -sf libkiln.so build/libkiln.so.0
-P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
+. tuning/probes/block_pair_kernel.sh
 for t in memcheck racecheck; do
   for y in block fp8; do
-    if [ $y = fp8 ]; then k=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90 f=
-    else k=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 f=--block-scales; fi
+    pair_kernel $y
     LD_LIBRARY_PATH=build timeout 40 compute-sanitizer --tool $t --error-exitcode 9 $pack/kiln_bench --a e4m3 \
-        --b e4m3 --d bf16 --layout TN $f --sizes 1024x640x1408,260x384x2048,516x1000x1024 --solutions $k --iters 1 \
+        --b e4m3 --d bf16 --layout TN $F --sizes 1024x640x1408,260x384x2048,516x1000x1024 --solutions $K --iters 1 \
         --warmup 0 > $OUT/${y}_$t.log 2>&1
     echo "$y $t rc=$?: $(grep -E 'SUMMARY' $OUT/${y}_$t.log | tail -1)"
   done

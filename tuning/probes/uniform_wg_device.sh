@@ -20,9 +20,9 @@ VARIANTS="block_u fp8_u" ROUNDS=${ROUNDS:-2} OUT=$OUT timeout 150 bash tuning/pr
 KILN_PREBUILT=${KILN_ULIB:-build-probe/full_u/libkiln.so.xz} KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_SASS=1 \
     KILN_SKIP_BENCH=1 OUT=$OUT timeout 170 bash tests/gpu/device_run.sh > $OUT/suite.txt 2>&1
 ln -sf libkiln.so build/libkiln.so.0
-K=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR0_MC0_WGMMA_SM90
+. tuning/probes/block_pair_kernel.sh; pair_kernel block
 LD_LIBRARY_PATH=build timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $pack/kiln_bench --a e4m3 \
-    --b e4m3 --d bf16 --layout TN --block-scales --sizes 1024x640x1408,260x384x2048,516x1000x1024 --solutions $K \
+    --b e4m3 --d bf16 --layout TN $F --sizes 1024x640x1408,260x384x2048,516x1000x1024 --solutions $K \
     --iters 1 --warmup 0 > $OUT/tile_memcheck.log 2>&1
 echo "tile memcheck rc=$?: $(grep -E 'SUMMARY' $OUT/tile_memcheck.log | tail -1)"
 tail -3 $OUT/suite.txt
