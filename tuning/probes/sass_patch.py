@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Apply a kilngen.sass rule to every sm_90a cubin in a code object or a library (xz in and out where the name ends
+"""Apply a sass_hints.py rule to every sm_90a cubin in a code object or a library (xz in and out where the name ends
 in .xz) and print how many instructions changed in how many kernels.
   python3 tuning/probes/sass_patch.py --mode switch [--share 0.5] IN OUT"""
 import argparse
@@ -7,8 +7,8 @@ import lzma
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "generator"))
-from kilngen import sass  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sass_hints as sass  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--mode", default="switch", choices=["switch", "stay"])

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device, one call (~6 minutes): the float-fold runs' scheduling hints (generator/kilngen/sass.py), patched here
+# Device, one call (~6 minutes): the float-fold runs' scheduling hints (tuning/probes/sass_hints.py), patched here
 # into the packed probe libraries with tuning/probes/sass_patch.py:
 #   <tile>_sw   --mode switch: the FFMA / FADD of dense runs without reuse flags and yield bit (switch allowed);
 #   <tile>_swh  the same on the first half of each run;   <tile>_st  --mode stay: yield bit set on all of them;

@@ -1,4 +1,4 @@
-"""sm_90 code objects after ptxas: the scheduling hints of long float add / multiply-add runs.
+"""Probe: sm_90 code objects after ptxas: the scheduling hints of long float add / multiply-add runs.
 
 Each sm_90 instruction is 16 bytes, two little-endian 64-bit words. The low word's bits 0-11 are the opcode, 12-15
 the guard predicate; the high word's bits 41-44 are the stall count, bit 45 the yield hint, 46-51 the scoreboards
@@ -7,10 +7,14 @@ bits are touched here, and only on register-form FFMA / FADD: both are hints to 
 operand in the reuse cache for the next instruction; the yield bit: whether the scheduler may switch to another warp
 after this one), so a change can make a kernel slower or faster but never changes what it computes.
 
-Why: a consumer warp that folds a wgmma batch into its accumulators runs 32-128 FFMA / FADD back to back. ptxas marks
-them with operand reuse, which keeps the scheduler on that warp, and the other consumer warpgroup's warp on the same
-scheduler waits to issue its wgmma and descriptor set-up. `interleave` clears reuse and flips the yield bit on a
-share of the run's reuse-marked instructions so that the scheduler can alternate between the two warps.
+Why it was tried: a consumer warp that folds a wgmma batch into its accumulators runs 32-128 FFMA / FADD back to
+back, and the other consumer warpgroup's warp on the same scheduler waits to issue its wgmma meanwhile. What ptxas
+(CUDA 13) already emits there: bit 45 set on every other fold and clear between, with operand reuse on the FFMA
+that passes the block scale to the next. Measured on the H100 (tuning/results/probe_sass_yield_h100.txt): every
+fold of the run "switch" (no reuse, yield bit clear) 1-5 % slower, half of each run 1-3 %, every fold "stay"
+8-13 %; ptxas's alternation is the best of the four. Attention with every run "switch": no steady gain (head dim 256
+2.4 % and 64 1.8 % slower, 128 level but for one noisy causal round; outputs bitwise equal). A probe tool, not a
+build step.
 """
 from __future__ import annotations
 
