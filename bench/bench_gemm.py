@@ -27,6 +27,11 @@ fp8_8192_ratio; fp8_m4096_geomean_ratio and fp8_m4096_min_ratio (geometric mean 
 M = 4096 fp8 shapes, fp8_m4096_shapes of them measured); fp8_m64_128_geomean_ratio (the twelve M in {64, 128} shapes,
 fp8_m64_128_shapes); the same four for fp8_fast (fast_fp8_8192_ratio, fast_fp8_m4096_geomean_ratio,
 fast_fp8_m4096_min_ratio, fast_fp8_m64_128_geomean_ratio); mixed_n8192_kiln_ms (per fp8 format); bf16_8192_ratio.
+The fp8 and fp8_fast rows are also timed in CUDA graphs (time_graph: each side's calls captured and replayed, per
+call, no event pair around every call; the rows' graph_* fields), summarized as the same keys with _graph_ before
+_ratio (fp8_8192_graph_ratio, fp8_m4096_geomean_graph_ratio, fp8_m4096_min_graph_ratio,
+fp8_m64_128_geomean_graph_ratio, and the fast_ ones). The event pair costs ~4-5 us a call on the H100, half of a
+small-M call: the graph numbers are what a graph-replaying caller sees; the event ones stay the headline keys.
 
 Writes <out>.json (meta, cases, summary), <out>.md and, where matplotlib imports, <out>.png (bench/plot_bench.py;
 elsewhere run `python3 bench/plot_bench.py <out>.json <out>.png` later).
@@ -72,6 +77,7 @@ MIN_ITERS = 10             # the fewest timed runs the time budget may leave
 # ---- the benchmark list ----
 
 CASES = ("fp8", "fp8_fast", "fp8_rowwise", "mixed", "bf16")
+GRAPH_CASES = ("fp8", "fp8_fast")  # also timed in CUDA graphs (time_graph)
 SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 FP8_M = (64, 128, 4096)
 FP8_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
@@ -222,6 +228,52 @@ def time_sides(fns, sets, warmup: int, iters: int, budget_s: float, short_ms: fl
     if _warm_ms(fns[0], sets, warmup) < short_ms:
         return [time_fn(fn, sets, warmup, short_iters, budget_s) for fn in fns]
     return time_rotation(fns, sets, warmup, iters, budget_s * len(fns))
+
+
+GRAPH_REPLAY_MS = 20.0     # a captured graph holds about this many ms of calls (between 3 and GRAPH_CALLS calls)
+GRAPH_CALLS = 20
+GRAPH_REPS = 7
+
+
+def time_graph(fns, sets, est_ms: float, reps: int = GRAPH_REPS) -> list:
+    """Per-call GPU ms of each fn with no host in the timing: each fn's calls (rotating through sets, as timed
+    elsewhere) captured once in a CUDA graph, the graphs replayed in turns (A B, B A, ...) between two events; median
+    over reps replays of replay time / calls. What a caller that replays graphs (decode loops, CUDA-graph serving)
+    sees per call: the kernels and the gaps between back-to-back launches, without the event pair around every call
+    that time_fn's medians carry (~4-5 us on the H100: most of a 10 us small-M call). est_ms: one call's estimate."""
+    calls = max(3, min(GRAPH_CALLS, int(GRAPH_REPLAY_MS / max(est_ms, 1e-3))))
+    graphs = []
+    for fn in fns:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up off the capture stream (lazy loads, plan caches, allocator)
+            for i in range(min(calls, len(sets))):
+                fn(sets[i % len(sets)])
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for i in range(calls):
+                fn(sets[i % len(sets)])
+        g.replay()
+        graphs.append(g)
+    torch.cuda.synchronize()
+    per_call = [[] for _ in fns]
+    for r in range(reps):
+        for side in [(r + i) % len(fns) for i in range(len(fns))]:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            graphs[side].replay()
+            e1.record()
+            torch.cuda.synchronize()
+            per_call[side].append(e0.elapsed_time(e1) / calls)
+    return [{"median_ms": statistics.median(v), "min_ms": min(v), "runs": len(v), "calls": calls} for v in per_call]
+
+
+def graph_fields(flops: float, t_k: dict, t_b: dict, prefix: str = "base") -> dict:
+    """The row's fields of a time_graph pair: kiln_graph_ms, <prefix>_graph_ms, graph_ratio (theirs / kiln)."""
+    return {"kiln_graph_ms": t_k["median_ms"], f"{prefix}_graph_ms": t_b["median_ms"],
+            "graph_ratio": t_b["median_ms"] / t_k["median_ms"], "kiln_graph_tflops": tflops(flops, t_k["median_ms"]),
+            f"{prefix}_graph_tflops": tflops(flops, t_b["median_ms"]), "graph_calls": t_k["calls"]}
 
 
 def rel_l2(x, ref) -> float:
@@ -375,6 +427,12 @@ def run_case(spec: Spec, args) -> dict:
         row.update(timing_fields(2.0 * spec.m * spec.n * spec.k, t_k, t_b))
     except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others
         row["error"] = f"{type(exc).__name__}: {exc}"
+    if "error" not in row and spec.case in GRAPH_CASES and not args.no_graph:
+        try:
+            g_k, g_b = time_graph([case.ours, case.theirs], sets, row["kiln_ms"])
+            row.update(graph_fields(2.0 * spec.m * spec.n * spec.k, g_k, g_b))
+        except Exception as exc:  # noqa: BLE001 - a call that cannot be captured keeps its event timing
+            row["graph_error"] = f"{type(exc).__name__}: {exc}"
     if case is not None:
         row["baseline"] = case.baseline
     return row
@@ -398,7 +456,7 @@ def summarize(rows) -> dict:
 
     def one(case, shape, key):
         hits = pick(case, lambda r: (r["m"], r["n"], r["k"]) == shape)
-        return hits[0][key] if hits else None
+        return hits[0].get(key) if hits else None
 
     mixed = {r["b_format"]: r["kiln_ms"] for r in pick("mixed", lambda r: r["n"] == 8192)}
     out = {}
@@ -411,12 +469,24 @@ def summarize(rows) -> dict:
             f"{prefix}fp8_m4096_min_ratio": min((r["ratio"] for r in big), default=None),
             f"{prefix}fp8_m4096_shapes": len(big),
             f"{prefix}fp8_m64_128_geomean_ratio": geomean(r["ratio"] for r in small),
-            f"{prefix}fp8_m64_128_shapes": len(small)})
+            f"{prefix}fp8_m64_128_shapes": len(small),
+            **graph_summary(prefix, one(case, (8192, 8192, 8192), "graph_ratio"), big, small)})
     return {
         **out,
         "mixed_n8192_kiln_ms": {fmt: mixed.get(fmt) for fmt in MIXED_FORMATS},
         "bf16_8192_ratio": one("bf16", BF16_SHAPE, "ratio"),
     }
+
+
+def graph_summary(prefix: str, r8192, big, small) -> dict:
+    """The CUDA-graph twins of the fp8 keys (graph_ratio: time_graph per call), each None unless every row of its
+    set has one."""
+    def geo(rows):
+        return geomean(r["graph_ratio"] for r in rows) if rows and all("graph_ratio" in r for r in rows) else None
+    return {f"{prefix}fp8_8192_graph_ratio": r8192,
+            f"{prefix}fp8_m4096_geomean_graph_ratio": geo(big),
+            f"{prefix}fp8_m4096_min_graph_ratio": min(r["graph_ratio"] for r in big) if geo(big) else None,
+            f"{prefix}fp8_m64_128_geomean_graph_ratio": geo(small)}
 
 
 def _num(v, fmt="{:.3f}") -> str:
@@ -433,7 +503,11 @@ def summary_lines(s: dict) -> list:
             f"{what} M=4096 geomean ratio ({s[prefix + 'fp8_m4096_shapes']}/{nk} shapes): "
             f"{_num(s[prefix + 'fp8_m4096_geomean_ratio'])}, min {_num(s[prefix + 'fp8_m4096_min_ratio'])}",
             f"{what} M in {{64,128}} geomean ratio ({s[prefix + 'fp8_m64_128_shapes']}/{2 * nk} shapes): "
-            f"{_num(s[prefix + 'fp8_m64_128_geomean_ratio'])}"]
+            f"{_num(s[prefix + 'fp8_m64_128_geomean_ratio'])}",
+            f"{what} in CUDA graphs (per call, no event pair around each): 8192^3 "
+            f"{_num(s[prefix + 'fp8_8192_graph_ratio'])}, M=4096 geomean "
+            f"{_num(s[prefix + 'fp8_m4096_geomean_graph_ratio'])}, min {_num(s[prefix + 'fp8_m4096_min_graph_ratio'])}, "
+            f"M in {{64,128}} geomean {_num(s[prefix + 'fp8_m64_128_geomean_graph_ratio'])}"]
     return lines + [
         f"mixed N=8192 kiln ms: {mixed}",
         f"bf16 8192^3 ratio: {_num(s['bf16_8192_ratio'])}",
@@ -443,6 +517,8 @@ def summary_lines(s: dict) -> list:
 COLUMNS = [("case", "case", "{}"), ("shape / kind", "label", "{}"), ("kiln ms", "kiln_ms", "{:.3f}"),
            ("baseline ms", "base_ms", "{:.3f}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
            ("baseline TFLOP/s", "base_tflops", "{:.0f}"), ("ratio base/kiln", "ratio", "{:.2f}"),
+           ("graph: kiln ms", "kiln_graph_ms", "{:.4f}"), ("graph: baseline ms", "base_graph_ms", "{:.4f}"),
+           ("graph ratio", "graph_ratio", "{:.2f}"),
            ("rel L2 vs base", "rel_l2", "{:.1e}"), ("baseline", "baseline", "{}")]
 
 
@@ -465,7 +541,8 @@ def markdown(meta, rows, summary) -> str:
              f"median of up to {meta['iters']} runs (at most {meta['budget_s']} s of them per side) after "
              f"{meta['warmup']} warm-up, {meta['time_utc']}", "", "## Summary", ""]
     lines += [f"- {line}" for line in summary_lines(summary)]
-    lines += ["", "ratio = baseline ms / kiln ms (> 1: kiln is faster).", "",
+    lines += ["", "ratio = baseline ms / kiln ms (> 1: kiln is faster): CUDA events around each call. graph: the "
+              "same calls captured in a CUDA graph and replayed, per call (time_graph), for the fp8 cases.", "",
               "| " + " | ".join(t for t, _k, _f in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
     lines += ["", "Kernels kiln chose (its default selection, kiln.query top 1):", ""]
@@ -548,6 +625,10 @@ def self_check() -> int:
             t_b = {"median_ms": kiln_ms * ratio, "min_ms": kiln_ms * ratio, "runs": 50}
             row.update(timing_fields(2.0 * spec.m * spec.n * spec.k, t_k, t_b), rel_l2=1e-3, kiln_kernel=f"K{i}",
                        baseline="fake", input_sets=1)
+            if spec.case == "fp8":  # graph ratios: twice the event ones; fp8_fast has none
+                g_k = {"median_ms": kiln_ms, "min_ms": kiln_ms, "runs": 7, "calls": 20}
+                g_b = {"median_ms": 2 * kiln_ms * ratio, "min_ms": 2 * kiln_ms * ratio, "runs": 7, "calls": 20}
+                row.update(graph_fields(2.0 * spec.m * spec.n * spec.k, g_k, g_b))
         if spec.case == "mixed":
             row["b_format"] = spec.variant
         rows.append(row)
@@ -564,6 +645,12 @@ def self_check() -> int:
     assert math.isclose(summary["fp8_m4096_min_ratio"], 0.4)
     assert "M=4096 geomean ratio (6/6 shapes): 0.500, min 0.400" in md
     assert math.isclose(summary["fp8_m64_128_geomean_ratio"], 0.25) and summary["fp8_m64_128_shapes"] == 12
+    assert math.isclose(summary["fp8_8192_graph_ratio"], 2.4)
+    assert math.isclose(summary["fp8_m4096_geomean_graph_ratio"], 1.0)
+    assert math.isclose(summary["fp8_m4096_min_graph_ratio"], 0.8)
+    assert math.isclose(summary["fp8_m64_128_geomean_graph_ratio"], 0.5)
+    assert summary["fast_fp8_m64_128_geomean_graph_ratio"] is None
+    assert "fp8 in CUDA graphs (per call, no event pair around each): 8192^3 2.400, M=4096 geomean 1.000, " in md
     assert math.isclose(summary["fast_fp8_8192_ratio"], 0.8) and summary["fast_fp8_m4096_shapes"] == 6
     assert "fp8 fast-accum M=4096 geomean ratio (6/6 shapes): 0.800" in md
     mixed_8192 = [r["kiln_ms"] for r in rows if r["case"] == "mixed" and r["n"] == 8192]
@@ -590,6 +677,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget-s", type=float, default=2.0,
                     help="at most this many seconds of timed runs per side of a case (down to %d runs)" % MIN_ITERS)
     ap.add_argument("--no-compile", action="store_true", help="mixed baseline in eager mode")
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timing of the fp8 cases")
     ap.add_argument("--mixed-baseline-scale", choices=["float16", "float32"], default="float16",
                     help="dtype of the scale the mixed baseline multiplies by (float32 makes its output f32)")
     ap.add_argument("--name", default=None, help="results file name (default <device>_<commit>)")

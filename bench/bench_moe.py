@@ -16,11 +16,15 @@ input set is checked against the float64 blockwise reference (kiln.block_scaled_
 every element finite, or the row reports the wrong result and that side is not timed. Timing is bench_gemm.py's
 (CUDA events, the host queued behind a GPU sleep, median of up to --iters runs within --budget-s, input sets
 rotated so that L2 does not hold them); where both sides' results are right, the block-scaled rows time kiln and
-cuBLASLt in alternating blocks of 5 calls (time_pair), the grouped parts one after the other (time_fn).
+cuBLASLt in alternating blocks of 5 calls (time_pair), the grouped parts one after the other (time_fn). The
+block-scaled rows are also timed in CUDA graphs (bench_gemm.time_graph: each side's calls captured and replayed, per
+call; --no-graph skips it): DeepGEMM's published figures are kernel times, and the event pair around every call adds
+~4-5 us on the H100, half of a small-M call. Their twins of the ratios are graph_ratio / graph_ratio_vs_cublaslt.
 
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
-took the blockwise call, or why not); contiguous_min_vs_deepgemm, masked_min_vs_deepgemm (kiln block-scaled grouped
+took the blockwise call, or why not); block_geomean_vs_anchor_graph, block_min_vs_anchor_graph,
+block_geomean_vs_cublaslt_graph (the same from the graph timings); contiguous_min_vs_deepgemm, masked_min_vs_deepgemm (kiln block-scaled grouped
 / DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped, small_experts_geomean_vs_torch_grouped (kiln
 rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
 
@@ -53,7 +57,7 @@ if str(HERE) not in sys.path:
 import kiln  # noqa: E402
 import moe_grouped  # noqa: E402
 from bench_gemm import (MIN_ITERS, PLOT_LATER, geomean, git_commit, n_sets_for, parse_shapes,  # noqa: E402
-                        plot_cases, tflops, time_fn, time_pair, write_report)
+                        plot_cases, tflops, time_fn, time_graph, time_pair, write_report)
 
 try:
     import torch
@@ -225,16 +229,37 @@ def run_block(spec: Spec, args) -> dict:
                        cublaslt_tflops=tflops(spec.flops, t_lt["median_ms"]))
     except Exception as exc:  # noqa: BLE001
         row["error"] = f"timing: {type(exc).__name__}: {exc}"
-
-    candidates = [(v, src) for v, src in ((row.get("cublaslt_tflops"), "cuBLASLt"), (published, "DeepGEMM H800"))
-                  if v is not None]
-    if candidates:
-        row["anchor_tflops"], row["anchor"] = max(candidates)
-        if "kiln_tflops" in row:
-            row["ratio"] = row["kiln_tflops"] / row["anchor_tflops"]
-            if "cublaslt_tflops" in row:
-                row["ratio_vs_cublaslt"] = row["kiln_tflops"] / row["cublaslt_tflops"]
+    # the same calls replayed from CUDA graphs, per call (bench_gemm.time_graph): no event pair around each call,
+    # as DeepGEMM's published figures (kernel times) have none
+    if "kiln_ms" in row and not getattr(args, "no_graph", False):
+        try:
+            fns = [ours, torch_blockwise] if lt_ok else [ours]
+            g = time_graph(fns, sets, row["kiln_ms"])
+            row.update(kiln_graph_ms=g[0]["median_ms"], kiln_graph_tflops=tflops(spec.flops, g[0]["median_ms"]),
+                       graph_calls=g[0]["calls"])
+            if lt_ok:
+                row.update(cublaslt_graph_ms=g[1]["median_ms"],
+                           cublaslt_graph_tflops=tflops(spec.flops, g[1]["median_ms"]))
+        except Exception as exc:  # noqa: BLE001 - a call that cannot be captured keeps its event timing
+            row["graph_error"] = f"{type(exc).__name__}: {exc}"
+    anchor_fields(row, published)
     return row
+
+
+def anchor_fields(row: dict, published) -> None:
+    """anchor / ratio / ratio_vs_cublaslt from the event timings and the graph_ twins from the graph timings: the
+    anchor is the better of cuBLASLt (timed the same way) and DeepGEMM's published H800 figure."""
+    for pre in ("", "graph_"):
+        kiln_key, lt_key = ("kiln_graph_tflops", "cublaslt_graph_tflops") if pre else ("kiln_tflops", "cublaslt_tflops")
+        candidates = [(v, src) for v, src in ((row.get(lt_key), "cuBLASLt"), (published, "DeepGEMM H800"))
+                      if v is not None]
+        if not candidates:
+            continue
+        row[pre + "anchor_tflops"], row[pre + "anchor"] = max(candidates)
+        if kiln_key in row:
+            row[pre + "ratio"] = row[kiln_key] / row[pre + "anchor_tflops"]
+            if lt_key in row:
+                row[pre + "ratio_vs_cublaslt"] = row[kiln_key] / row[lt_key]
 
 
 def block_specs(shapes) -> list:
@@ -256,6 +281,18 @@ def block_summary(rows) -> dict:
         "block_failed": [r["label"] + ": " + r.get("error", "no anchor") for r in rows if "ratio" not in r],
         "block_geomean_vs_cublaslt": geomean(vs_lt),
         "cublaslt_blockwise": statuses[0] if len(statuses) == 1 else statuses,
+        **block_graph_summary(ok),
+    }
+
+
+def block_graph_summary(ok) -> dict:
+    """The graph-timed twins of the block keys; each None unless every measured row has its graph timing."""
+    full = bool(ok) and all("graph_ratio" in r for r in ok)
+    lt = [r["graph_ratio_vs_cublaslt"] for r in ok if "graph_ratio_vs_cublaslt" in r]
+    return {
+        "block_geomean_vs_anchor_graph": geomean(r["graph_ratio"] for r in ok) if full else None,
+        "block_min_vs_anchor_graph": min(r["graph_ratio"] for r in ok) if full else None,
+        "block_geomean_vs_cublaslt_graph": geomean(lt) if full and len(lt) == len(ok) else None,
     }
 
 
@@ -267,7 +304,10 @@ def block_lines(s: dict) -> list:
     lines = [f"block-scaled vs anchor ({s['block_shapes']}/{s['block_shapes_total']} shapes): geomean "
              f"{_num(s['block_geomean_vs_anchor'])}, min {_num(s['block_min_vs_anchor'])} (goal: >= 1.10, >= 0.95)",
              f"block-scaled vs cuBLASLt blockwise: geomean {_num(s['block_geomean_vs_cublaslt'])}; "
-             f"cuBLASLt blockwise: {s['cublaslt_blockwise']}"]
+             f"cuBLASLt blockwise: {s['cublaslt_blockwise']}",
+             f"in CUDA graphs (per call, no event pair around each; the anchor's cuBLASLt timed the same way): "
+             f"vs anchor geomean {_num(s['block_geomean_vs_anchor_graph'])}, min "
+             f"{_num(s['block_min_vs_anchor_graph'])}; vs cuBLASLt geomean {_num(s['block_geomean_vs_cublaslt_graph'])}"]
     lines += [f"FAILED {f}" for f in s["block_failed"]]
     return lines
 
@@ -285,7 +325,9 @@ class Part:
 BLOCK_COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
                  ("cuBLASLt TFLOP/s", "cublaslt_tflops", "{:.0f}"), ("DeepGEMM H800", "deepgemm_h800_tflops", "{:.0f}"),
                  ("anchor", "anchor", "{}"), ("kiln / anchor", "ratio", "{:.2f}"),
-                 ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
+                 ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"), ("graph: kiln TFLOP/s", "kiln_graph_tflops", "{:.0f}"),
+                 ("graph: cuBLASLt TFLOP/s", "cublaslt_graph_tflops", "{:.0f}"),
+                 ("graph: kiln / anchor", "graph_ratio", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
                  ("cuBLASLt rel L2", "cublaslt_rel_l2", "{:.1e}"))
 
 def _grouped_part(name: str, title: str) -> Part:
@@ -396,6 +438,9 @@ def self_check() -> int:
                        cublaslt_blockwise="refused: fake" if lt is None else "ok (transposed scale_b)")
             if lt is not None:
                 row.update(cublaslt_tflops=lt, ratio_vs_cublaslt=anchor * ratio / lt, cublaslt_rel_l2=1e-3)
+            # graph timings: kiln 1.5x its event rate, cuBLASLt as by events
+            row.update(kiln_graph_tflops=1.5 * anchor * ratio, **({} if lt is None else {"cublaslt_graph_tflops": lt}))
+            anchor_fields(row, pub)
         rows.append(row)
     meta = {"device": "Fake GPU", "commit": "0" * 40, "torch": "-", "cuda": "-", "kiln_arch": "-", "iters": 50,
             "warmup": 10, "budget_s": 2.0, "time_utc": "-"}
@@ -408,6 +453,10 @@ def self_check() -> int:
     assert math.isclose(summary["block_min_vs_anchor"], 0.9)
     assert math.isclose(summary["block_geomean_vs_anchor"], math.exp((16 * math.log(1.2) + math.log(0.9)) / 17))
     assert len(summary["block_failed"]) == 1 and "wrong result" in summary["block_failed"][0]
+    assert math.isclose(summary["block_geomean_vs_anchor_graph"], 1.5 * summary["block_geomean_vs_anchor"])
+    assert math.isclose(summary["block_min_vs_anchor_graph"], 1.35)
+    assert summary["block_geomean_vs_cublaslt_graph"] is None  # one row has no cuBLASLt
+    assert "vs anchor geomean %.3f, min 1.350" % summary["block_geomean_vs_anchor_graph"] in md
     assert "contiguous_min_vs_deepgemm" not in summary  # grouped parts: absent until they exist
     assert "ERROR: kiln: wrong result" in md and md.count("\n| ") == 18 + 1
     assert summary["cublaslt_blockwise"] == ["ok (transposed scale_b)", "refused: fake"]
@@ -427,6 +476,7 @@ def main(argv=None) -> int:
                     help="at most this many seconds of timed runs per side of a shape (down to %d runs)" % MIN_ITERS)
     ap.add_argument("--out-dir", default=str(REPO / "bench" / "results"), help="where the results go")
     ap.add_argument("--name", default=None, help="results file name (default moe_<device>_<commit>)")
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timing of the block-scaled rows")
     ap.add_argument("--dry-run", action="store_true", help="print the shapes and published anchors, run nothing")
     ap.add_argument("--self-check", action="store_true", help="check the table/summary/plot code on fake rows")
     args = ap.parse_args(argv)

@@ -152,3 +152,86 @@ def test_bench_w8_summary_says_which_side_of_each_target():
     assert bench_w8._vs(1.7999557, 1.8) == "1.79996 (misses >= 1.8)"
     assert bench_w8._vs(1.168, 1.25, at_most=True) == "1.168 (meets <= 1.25)"
     assert bench_w8._vs(None, 1.0) == "n/a"
+
+
+class FakeGraphTorch(FakeTorch):
+    """FakeTorch plus streams and CUDA graphs: calls made while capturing are recorded into the graph (they do not
+    advance the clock); replay runs them again, each advancing the clock by its side's cost."""
+
+    def __init__(self):
+        super().__init__()
+        outer = self
+        self.capturing = None
+
+        class Stream:
+            def wait_stream(self, other):
+                pass
+
+        class StreamCtx:
+            def __init__(self, stream):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class CUDAGraph:
+            def __init__(self):
+                self.calls = []
+
+            def replay(self):
+                for fn, s in self.calls:
+                    fn(s)
+
+        class GraphCtx:
+            def __init__(self, g):
+                self.g = g
+
+            def __enter__(self):
+                outer.capturing = self.g
+                return self
+
+            def __exit__(self, *exc):
+                outer.capturing = None
+                return False
+
+        self.cuda.Stream = Stream
+        self.cuda.stream = StreamCtx
+        self.cuda.current_stream = Stream
+        self.cuda.CUDAGraph = CUDAGraph
+        self.cuda.graph = GraphCtx
+
+
+def test_time_graph(monkeypatch):
+    fake = FakeGraphTorch()
+    monkeypatch.setattr(bench_gemm, "torch", fake)
+    seen = []
+
+    def side(name, ms):
+        def fn(s):
+            if fake.capturing is not None:
+                fake.capturing.calls.append((fn, s))
+                return
+            seen.append((name, s))
+            fake.now += ms
+        return fn
+
+    a, b = side("a", 0.010), side("b", 0.004)
+    ta, tb = bench_gemm.time_graph([a, b], ["s0", "s1", "s2"], est_ms=0.010, reps=4)
+    # calls a graph: 20 ms of calls at the estimate, capped at GRAPH_CALLS; per-call medians are each side's own
+    assert ta["calls"] == tb["calls"] == bench_gemm.GRAPH_CALLS and ta["runs"] == tb["runs"] == 4
+    assert ta["median_ms"] == pytest.approx(0.010) and tb["median_ms"] == pytest.approx(0.004)
+    # the captured calls rotate through the sets; replays alternate A B, B A, ...
+    replayed = [n for n, _ in seen]
+    assert [s for n, s in seen if n == "a"][-3:] == ["s2", "s0", "s1"]
+    per = bench_gemm.GRAPH_CALLS
+    tail = replayed[-8 * per:]
+    blocks = "".join(tail[i * per] for i in range(8))
+    assert blocks == "abbaabba"
+    # a long call: at least 3 calls a graph
+    tc, = bench_gemm.time_graph([a], ["s0"], est_ms=50.0, reps=2)
+    assert tc["calls"] == 3 and tc["median_ms"] == pytest.approx(0.010)
+    f = bench_gemm.graph_fields(2e9, ta, tb)
+    assert f["graph_ratio"] == pytest.approx(0.4) and f["graph_calls"] == per
