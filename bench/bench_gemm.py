@@ -506,7 +506,8 @@ def summary_lines(s: dict) -> list:
             f"{_num(s[prefix + 'fp8_m64_128_geomean_ratio'])}",
             f"{what} in CUDA graphs (per call, no event pair around each): 8192^3 "
             f"{_num(s[prefix + 'fp8_8192_graph_ratio'])}, M=4096 geomean "
-            f"{_num(s[prefix + 'fp8_m4096_geomean_graph_ratio'])}, min {_num(s[prefix + 'fp8_m4096_min_graph_ratio'])}, "
+            f"{_num(s[prefix + 'fp8_m4096_geomean_graph_ratio'])}, "
+            f"min {_num(s[prefix + 'fp8_m4096_min_graph_ratio'])}, "
             f"M in {{64,128}} geomean {_num(s[prefix + 'fp8_m64_128_geomean_graph_ratio'])}"]
     return lines + [
         f"mixed N=8192 kiln ms: {mixed}",

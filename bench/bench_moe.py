@@ -24,9 +24,9 @@ call; --no-graph skips it): DeepGEMM's published figures are kernel times, and t
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
 took the blockwise call, or why not); block_geomean_vs_anchor_graph, block_min_vs_anchor_graph,
-block_geomean_vs_cublaslt_graph (the same from the graph timings); contiguous_min_vs_deepgemm, masked_min_vs_deepgemm (kiln block-scaled grouped
-/ DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped, small_experts_geomean_vs_torch_grouped (kiln
-rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
+block_geomean_vs_cublaslt_graph (the same from the graph timings); contiguous_min_vs_deepgemm,
+masked_min_vs_deepgemm (kiln block-scaled grouped / DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped,
+small_experts_geomean_vs_torch_grouped (kiln rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
 
 Writes <out-dir>/moe_<device>_<commit>.{json,md,png} (png where matplotlib imports: bench/plot_bench.py).
 
@@ -307,7 +307,8 @@ def block_lines(s: dict) -> list:
              f"cuBLASLt blockwise: {s['cublaslt_blockwise']}",
              f"in CUDA graphs (per call, no event pair around each; the anchor's cuBLASLt timed the same way): "
              f"vs anchor geomean {_num(s['block_geomean_vs_anchor_graph'])}, min "
-             f"{_num(s['block_min_vs_anchor_graph'])}; vs cuBLASLt geomean {_num(s['block_geomean_vs_cublaslt_graph'])}"]
+             f"{_num(s['block_min_vs_anchor_graph'])}; vs cuBLASLt geomean "
+             f"{_num(s['block_geomean_vs_cublaslt_graph'])}"]
     lines += [f"FAILED {f}" for f in s["block_failed"]]
     return lines
 
@@ -325,7 +326,8 @@ class Part:
 BLOCK_COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0f}"),
                  ("cuBLASLt TFLOP/s", "cublaslt_tflops", "{:.0f}"), ("DeepGEMM H800", "deepgemm_h800_tflops", "{:.0f}"),
                  ("anchor", "anchor", "{}"), ("kiln / anchor", "ratio", "{:.2f}"),
-                 ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"), ("graph: kiln TFLOP/s", "kiln_graph_tflops", "{:.0f}"),
+                 ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"),
+                 ("graph: kiln TFLOP/s", "kiln_graph_tflops", "{:.0f}"),
                  ("graph: cuBLASLt TFLOP/s", "cublaslt_graph_tflops", "{:.0f}"),
                  ("graph: kiln / anchor", "graph_ratio", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
                  ("cuBLASLt rel L2", "cublaslt_rel_l2", "{:.1e}"))

@@ -132,7 +132,9 @@ def interleave(elf: bytes, rule: Rule, only: str | None = None) -> tuple[bytes, 
 
 def elf_end(data: bytes, start: int) -> int:
     """Where the cubin that starts at `start` ends (its section header table is last), or -1 if it is not one."""
-    if data[start:start + 4] != b"\x7fELF" or data[start + 4] != 2 or struct.unpack_from("<H", data, start + 18)[0] != 190:
+    if data[start:start + 4] != b"\x7fELF" or data[start + 4] != 2:
+        return -1
+    if struct.unpack_from("<H", data, start + 18)[0] != 190:  # e_machine: EM_CUDA
         return -1
     shoff, = struct.unpack_from("<Q", data, start + 0x28)
     shnum, = struct.unpack_from("<H", data, start + 0x3C)
