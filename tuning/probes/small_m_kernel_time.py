@@ -3,9 +3,10 @@ to separate the kernels from what each call's timing adds. DeepGEMM's published 
 are kernel times.
   events  bench_gemm.time_pair as bench_moe times them: an event pair around each call, calls queued ahead;
   kernel  torch.profiler's device time of the call's kernels (all of them: a split's reduce too), per call;
-  graph   a CUDA graph of 20 calls replayed between two events, per call (back-to-back launches, no host).
+  graph   bench_gemm.time_graph: each side's calls in a CUDA graph, replayed between two events, per call
+          (back-to-back launches, no host; tuning/results/probe_small_m_kernel_time_h100.txt came from 8179fc4's
+          own version: 20 calls of one input set, 10 replays a side one after the other).
   KILN_LIBRARY=... python3 tuning/probes/small_m_kernel_time.py"""
-import statistics as st
 import sys
 
 import torch
@@ -13,7 +14,7 @@ import torch
 sys.path.insert(0, "runtime/python")
 sys.path.insert(0, "bench")
 import kiln  # noqa: E402
-from bench_gemm import time_pair  # noqa: E402
+from bench_gemm import time_graph, time_pair  # noqa: E402
 from bench_moe import BLOCK_NK, DEEPGEMM_H800_TFLOPS, block_make, pick_torch_layout, torch_blockwise  # noqa: E402
 
 
@@ -30,30 +31,6 @@ def kernel_us(fn, s, calls=40):
     return total / calls
 
 
-def graph_us(fn, s, calls=20, reps=10):
-    st_ = torch.cuda.Stream()
-    st_.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(st_):
-        for _ in range(3):
-            fn(s)
-    torch.cuda.current_stream().wait_stream(st_)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn(s)
-    g.replay()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        out.append(e0.elapsed_time(e1) * 1e3 / calls)
-    return st.median(out)
-
-
 print("shape | kiln: events kernel graph us | cuBLASLt: events kernel graph us | DeepGEMM H800 us (published) | "
       "kiln kernel TFLOP/s, / DeepGEMM")
 for m in (64, 128):
@@ -68,7 +45,7 @@ for m in (64, 128):
         ta, tb = time_pair(ours, torch_blockwise, sets, 10, 200, 0.6)
         ka, kb = kernel_us(ours, sets[0]), kernel_us(torch_blockwise, sets[0])
         try:
-            ga, gb = graph_us(ours, sets[0]), graph_us(torch_blockwise, sets[0])
+            ga, gb = (t["median_ms"] * 1e3 for t in time_graph([ours, torch_blockwise], sets, ta["median_ms"]))
         except Exception as exc:  # noqa: BLE001 - a call that cannot be captured: say so, keep the other columns
             print(f"  graph capture failed: {type(exc).__name__}: {str(exc)[:120]}")
             ga = gb = float("nan")
