@@ -32,7 +32,7 @@ call, no event pair around every call; the rows' graph_* fields), summarized as 
 _ratio (fp8_8192_graph_ratio, fp8_m4096_geomean_graph_ratio, fp8_m4096_min_graph_ratio,
 fp8_m64_128_geomean_graph_ratio, and the fast_ ones). The event pair costs ~4-5 us a call on the H100, half of a
 small-M call: the graph numbers are what a graph-replaying caller sees; the event ones stay the headline keys. (Long
-calls read 10-23 % slower in a graph than by events on the H100, both sides; bench/NOTES.md, not explained yet.)
+calls, 0.2 ms and up, read up to 23 % slower in a graph than by events on the H100, both sides; bench/NOTES.md.)
 
 Writes <out>.json (meta, cases, summary), <out>.md and, where matplotlib imports, <out>.png (bench/plot_bench.py;
 elsewhere run `python3 bench/plot_bench.py <out>.json <out>.png` later).
