@@ -258,15 +258,20 @@ def time_graph(fns, sets, est_ms: float, reps: int = GRAPH_REPS) -> list:
         g.replay()
         graphs.append(g)
     torch.cuda.synchronize()
-    per_call = [[] for _ in fns]
+    # as time_fn: the replays queued behind a GPU sleep and run back to back, no host wait (and no idle GPU)
+    # between them, so that they run under the conditions of the event timing's calls
+    events = [[] for _ in fns]
+    if hasattr(torch.cuda, "_sleep"):
+        torch.cuda._sleep(QUEUE_AHEAD_CYCLES)
     for r in range(reps):
         for side in [(r + i) % len(fns) for i in range(len(fns))]:
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
             graphs[side].replay()
             e1.record()
-            torch.cuda.synchronize()
-            per_call[side].append(e0.elapsed_time(e1) / calls)
+            events[side].append((e0, e1))
+    torch.cuda.synchronize()
+    per_call = [[e0.elapsed_time(e1) / calls for e0, e1 in ev] for ev in events]
     return [{"median_ms": statistics.median(v), "min_ms": min(v), "runs": len(v), "calls": calls} for v in per_call]
 
 
