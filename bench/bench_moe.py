@@ -231,7 +231,7 @@ def run_block(spec: Spec, args) -> dict:
         row["error"] = f"timing: {type(exc).__name__}: {exc}"
     # the same calls replayed from CUDA graphs, per call (bench_gemm.time_graph): no event pair around each call,
     # as DeepGEMM's published figures (kernel times) have none
-    if "kiln_ms" in row and not getattr(args, "no_graph", False):
+    if "kiln_ms" in row and not args.no_graph:
         try:
             fns = [ours, torch_blockwise] if lt_ok else [ours]
             g = time_graph(fns, sets, row["kiln_ms"])

@@ -24,10 +24,8 @@ from dataclasses import dataclass
 OP_MASK = 0xFFF
 OP_FFMA = 0x223   # FFMA Rd, Ra, Rb, Rc
 OP_FADD = 0x221   # FADD Rd, Ra, Rb
-OP_FMUL = 0x220   # FMUL Rd, Ra, Rb
 YIELD = 1 << 45
 REUSE = 0xF << 58
-REUSE_B = 1 << 59
 
 
 class SassError(ValueError):
@@ -105,16 +103,13 @@ class Rule:
     density: float = 0.75
 
 
-def interleave(elf: bytes, rule: Rule, only: str | None = None) -> tuple[bytes, dict[str, int]]:
-    """The code object with the rule applied to every kernel (or those whose section name contains `only`), and
-    how many instructions changed per kernel."""
+def interleave(elf: bytes, rule: Rule) -> tuple[bytes, dict[str, int]]:
+    """The code object with the rule applied to every kernel, and how many instructions changed per kernel."""
     if rule.mode not in ("switch", "stay"):
         raise SassError(f"unknown mode {rule.mode!r}")
     out = bytearray(elf)
     changed = {}
     for sec in text_sections(elf):
-        if only and only not in sec.name:
-            continue
         ws = words(elf, sec)
         n = 0
         for run in runs(ws, rule.min_len, rule.max_gap):
@@ -157,18 +152,3 @@ def patch_embedded(data: bytes, rule: Rule) -> tuple[bytes, dict[str, int]]:
         pos = end
     return bytes(out), changed
 
-
-def census(elf: bytes) -> dict[str, dict[str, int]]:
-    """Per kernel: instructions, FFMA / FADD, their runs, how many carry a reuse flag and how many the yield bit."""
-    out = {}
-    for sec in text_sections(elf):
-        ws = words(elf, sec)
-        folds = [w for w in ws if is_float_fold(w[0])]
-        out[sec.name[len(".text."):]] = {
-            "instructions": len(ws), "folds": len(folds),
-            "runs": len(runs(ws, 16, 4)),
-            "fold_reuse": sum(1 for _, hi in folds if hi & REUSE),
-            "fold_yield": sum(1 for _, hi in folds if hi & YIELD),
-            "all_yield": sum(1 for _, hi in ws if hi & YIELD),
-        }
-    return out
