@@ -151,4 +151,3 @@ def patch_embedded(data: bytes, rule: Rule) -> tuple[bytes, dict[str, int]]:
         changed.update(ch)
         pos = end
     return bytes(out), changed
-
