@@ -275,6 +275,70 @@ def time_graph(fns, sets, est_ms: float, reps: int = GRAPH_REPS) -> list:
     return [{"median_ms": statistics.median(v), "min_ms": min(v), "runs": len(v), "calls": calls} for v in per_call]
 
 
+FLUSH_BYTES = 256 << 20   # the buffer time_kernels zeroes before every call: five times the H100's 50 MB L2
+KERNEL_CALLS = 30
+
+
+def per_call_kernel_us(kernels, flush_names) -> list:
+    """The summed kernel time of each call from a profile's kernels [(name, start_us, end_us), ...] of calls that
+    each follow a flush (kernels named in flush_names): a flush kernel opens the next call's group; empty groups
+    (a flush of several kernels) are skipped."""
+    calls, cur = [], 0.0
+    for name, start, end in sorted(kernels, key=lambda k: k[1]):
+        if name in flush_names:
+            if cur:
+                calls.append(cur)
+            cur = 0.0
+        else:
+            cur += end - start
+    if cur:
+        calls.append(cur)
+    return calls
+
+
+def _profile_kernels(run) -> list:
+    """[(name, start_us, end_us)] of the CUDA kernels run() launches, from torch.profiler (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA
+    return [(e.name, e.time_range.start, e.time_range.end) for e in prof.events()
+            if getattr(e, "device_type", None) == cuda]
+
+
+def time_kernels(fns, sets, calls: int = KERNEL_CALLS) -> list:
+    """Per-call GPU time of each fn's kernels alone, measured as DeepGEMM's published figures are: the kernels'
+    durations from torch.profiler (CUPTI, no launch gaps, no event pair), the L2 flushed before every call by zeroing
+    a FLUSH_BYTES buffer, the calls rotating through sets, and kiln's programmatic launch off (KILN_PDL=0: a kernel
+    launched ahead would count its wait for the flush). The flush's kernels are told apart by their names (a profile
+    of the flush alone). A dict a side: median_ms over the calls, calls, kernels (the names seen)."""
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    flush_names = {k[0] for k in _profile_kernels(flush.zero_)}
+    pdl = os.environ.get("KILN_PDL")
+    os.environ["KILN_PDL"] = "0"
+    try:
+        out = []
+        for fn in fns:
+            fn(sets[0])  # lazy loads and plan caches outside the profile
+
+            def run():
+                for i in range(calls):
+                    flush.zero_()
+                    fn(sets[i % len(sets)])
+            kernels = _profile_kernels(run)
+            us = per_call_kernel_us(kernels, flush_names)
+            names = sorted({k[0] for k in kernels} - flush_names)
+            out.append({"median_ms": statistics.median(us) * 1e-3 if us else float("nan"), "calls": len(us),
+                        "kernels": names})
+        return out
+    finally:
+        if pdl is None:
+            os.environ.pop("KILN_PDL", None)
+        else:
+            os.environ["KILN_PDL"] = pdl
+
+
 def graph_fields(flops: float, t_k: dict, t_b: dict) -> dict:
     """The row's fields of a time_graph pair: kiln_graph_ms, base_graph_ms, graph_ratio (base / kiln)."""
     return {"kiln_graph_ms": t_k["median_ms"], "base_graph_ms": t_b["median_ms"],

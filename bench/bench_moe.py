@@ -20,11 +20,16 @@ cuBLASLt in alternating blocks of 5 calls (time_pair), the grouped parts one aft
 block-scaled rows are also timed in CUDA graphs (bench_gemm.time_graph: each side's calls captured and replayed, per
 call; --no-graph skips it): DeepGEMM's published figures are kernel times, and the event pair around every call adds
 ~4-5 us on the H100, half of a small-M call. Their twins of the ratios are graph_ratio / graph_ratio_vs_cublaslt.
+And once more as DeepGEMM times its published figures (bench_gemm.time_kernels: the kernels' own durations from
+torch.profiler, the L2 flushed by a 256 MB write before every call, kiln's programmatic launch off; --no-kernel-time
+skips it): ktime_ratio / ktime_ratio_vs_cublaslt, the only ratios whose two sides are timed alike where the anchor is
+a published figure.
 
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
 took the blockwise call, or why not); block_geomean_vs_anchor_graph, block_min_vs_anchor_graph,
-block_geomean_vs_cublaslt_graph (the same from the graph timings); contiguous_min_vs_deepgemm,
+block_geomean_vs_cublaslt_graph (the same from the graph timings); block_geomean_vs_anchor_kernel_time,
+block_min_vs_anchor_kernel_time, block_geomean_vs_cublaslt_kernel_time (from the kernel times); contiguous_min_vs_deepgemm,
 masked_min_vs_deepgemm (kiln block-scaled grouped / DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped,
 small_experts_geomean_vs_torch_grouped (kiln rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
 
@@ -57,7 +62,7 @@ if str(HERE) not in sys.path:
 import kiln  # noqa: E402
 import moe_grouped  # noqa: E402
 from bench_gemm import (MIN_ITERS, PLOT_LATER, geomean, git_commit, n_sets_for, parse_shapes,  # noqa: E402
-                        plot_cases, tflops, time_fn, time_graph, time_pair, write_report)
+                        plot_cases, tflops, time_fn, time_graph, time_kernels, time_pair, write_report)
 
 try:
     import torch
@@ -242,15 +247,29 @@ def run_block(spec: Spec, args) -> dict:
                            cublaslt_graph_tflops=tflops(spec.flops, g[1]["median_ms"]))
         except Exception as exc:  # noqa: BLE001 - a call that cannot be captured keeps its event timing
             row["graph_error"] = f"{type(exc).__name__}: {exc}"
+    # the kernels alone, measured as DeepGEMM measures its published figures (bench_gemm.time_kernels: CUPTI kernel
+    # durations, L2 flushed before every call, no programmatic launch)
+    if "kiln_ms" in row and not args.no_kernel_time:
+        try:
+            fns = [ours, torch_blockwise] if lt_ok else [ours]
+            kt = time_kernels(fns, sets)
+            row.update(kiln_ktime_ms=kt[0]["median_ms"], kiln_ktime_tflops=tflops(spec.flops, kt[0]["median_ms"]),
+                       kiln_ktime_kernels=kt[0]["kernels"])
+            if lt_ok:
+                row.update(cublaslt_ktime_ms=kt[1]["median_ms"],
+                           cublaslt_ktime_tflops=tflops(spec.flops, kt[1]["median_ms"]))
+        except Exception as exc:  # noqa: BLE001 - a profiler that fails keeps the other timings
+            row["ktime_error"] = f"{type(exc).__name__}: {exc}"
     anchor_fields(row, published)
     return row
 
 
 def anchor_fields(row: dict, published) -> None:
     """anchor / ratio / ratio_vs_cublaslt from the event timings and the graph_ twins from the graph timings: the
-    anchor is the better of cuBLASLt (timed the same way) and DeepGEMM's published H800 figure."""
-    for pre in ("", "graph_"):
-        kiln_key, lt_key = ("kiln_graph_tflops", "cublaslt_graph_tflops") if pre else ("kiln_tflops", "cublaslt_tflops")
+    anchor is the better of cuBLASLt (timed the same way) and DeepGEMM's published H800 figure; the ktime_ twins
+    from the kernel times (time_kernels), the one timing of the three that DeepGEMM's figures share."""
+    for pre in ("", "graph_", "ktime_"):
+        kiln_key, lt_key = f"kiln_{pre}tflops", f"cublaslt_{pre}tflops"
         candidates = [(v, src) for v, src in ((row.get(lt_key), "cuBLASLt"), (published, "DeepGEMM H800"))
                       if v is not None]
         if not candidates:
@@ -286,14 +305,18 @@ def block_summary(rows) -> dict:
 
 
 def block_graph_summary(ok) -> dict:
-    """The graph-timed twins of the block keys; each None unless every measured row has its graph timing."""
-    full = bool(ok) and all("graph_ratio" in r for r in ok)
-    lt = [r["graph_ratio_vs_cublaslt"] for r in ok if "graph_ratio_vs_cublaslt" in r]
-    return {
-        "block_geomean_vs_anchor_graph": geomean(r["graph_ratio"] for r in ok) if full else None,
-        "block_min_vs_anchor_graph": min(r["graph_ratio"] for r in ok) if full else None,
-        "block_geomean_vs_cublaslt_graph": geomean(lt) if full and len(lt) == len(ok) else None,
-    }
+    """The graph-timed and kernel-timed twins of the block keys; each None unless every measured row has that
+    timing."""
+    out = {}
+    for pre, suffix in (("graph_", "graph"), ("ktime_", "kernel_time")):
+        full = bool(ok) and all(pre + "ratio" in r for r in ok)
+        lt = [r[pre + "ratio_vs_cublaslt"] for r in ok if pre + "ratio_vs_cublaslt" in r]
+        out.update({
+            f"block_geomean_vs_anchor_{suffix}": geomean(r[pre + "ratio"] for r in ok) if full else None,
+            f"block_min_vs_anchor_{suffix}": min(r[pre + "ratio"] for r in ok) if full else None,
+            f"block_geomean_vs_cublaslt_{suffix}": geomean(lt) if full and len(lt) == len(ok) else None,
+        })
+    return out
 
 
 def _num(v, fmt="{:.3f}") -> str:
@@ -308,7 +331,11 @@ def block_lines(s: dict) -> list:
              f"in CUDA graphs (per call, no event pair around each; the anchor's cuBLASLt timed the same way): "
              f"vs anchor geomean {_num(s['block_geomean_vs_anchor_graph'])}, min "
              f"{_num(s['block_min_vs_anchor_graph'])}; vs cuBLASLt geomean "
-             f"{_num(s['block_geomean_vs_cublaslt_graph'])}"]
+             f"{_num(s['block_geomean_vs_cublaslt_graph'])}",
+             f"kernel times (the kernels alone, L2 flushed before each call, as DeepGEMM's published figures are "
+             f"measured; cuBLASLt the same): vs anchor geomean {_num(s['block_geomean_vs_anchor_kernel_time'])}, min "
+             f"{_num(s['block_min_vs_anchor_kernel_time'])}; vs cuBLASLt geomean "
+             f"{_num(s['block_geomean_vs_cublaslt_kernel_time'])}"]
     lines += [f"FAILED {f}" for f in s["block_failed"]]
     return lines
 
@@ -329,7 +356,10 @@ BLOCK_COLUMNS = (("shape", "label", "{}"), ("kiln TFLOP/s", "kiln_tflops", "{:.0
                  ("kiln / cuBLASLt", "ratio_vs_cublaslt", "{:.2f}"),
                  ("graph: kiln TFLOP/s", "kiln_graph_tflops", "{:.0f}"),
                  ("graph: cuBLASLt TFLOP/s", "cublaslt_graph_tflops", "{:.0f}"),
-                 ("graph: kiln / anchor", "graph_ratio", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
+                 ("graph: kiln / anchor", "graph_ratio", "{:.2f}"),
+                 ("kernel: kiln TFLOP/s", "kiln_ktime_tflops", "{:.0f}"),
+                 ("kernel: cuBLASLt TFLOP/s", "cublaslt_ktime_tflops", "{:.0f}"),
+                 ("kernel: kiln / anchor", "ktime_ratio", "{:.2f}"), ("kiln rel L2", "kiln_rel_l2", "{:.1e}"),
                  ("cuBLASLt rel L2", "cublaslt_rel_l2", "{:.1e}"))
 
 def _grouped_part(name: str, title: str) -> Part:
@@ -442,6 +472,10 @@ def self_check() -> int:
                 row.update(cublaslt_tflops=lt, ratio_vs_cublaslt=anchor * ratio / lt, cublaslt_rel_l2=1e-3)
             # graph timings: kiln 1.5x its event rate, cuBLASLt as by events
             row.update(kiln_graph_tflops=1.5 * anchor * ratio, **({} if lt is None else {"cublaslt_graph_tflops": lt}))
+            # kernel times: kiln 2x its event rate, cuBLASLt 1.2x (all but row 9)
+            if i != 9:
+                row.update(kiln_ktime_tflops=2 * anchor * ratio,
+                           **({} if lt is None else {"cublaslt_ktime_tflops": 1.2 * lt}))
             anchor_fields(row, pub)
         rows.append(row)
     meta = {"device": "Fake GPU", "commit": "0" * 40, "torch": "-", "cuda": "-", "kiln_arch": "-", "iters": 50,
@@ -459,6 +493,12 @@ def self_check() -> int:
     assert math.isclose(summary["block_min_vs_anchor_graph"], 1.35)
     assert summary["block_geomean_vs_cublaslt_graph"] is None  # one row has no cuBLASLt
     assert "vs anchor geomean %.3f, min 1.350" % summary["block_geomean_vs_anchor_graph"] in md
+    assert summary["block_geomean_vs_anchor_kernel_time"] is None  # row 9 has no kernel time
+    assert summary["block_min_vs_anchor_kernel_time"] is None
+    r0 = rows[0]  # anchor DeepGEMM (published 206 > cuBLASLt 1.2 x 0.8 x 206): kiln 2 x 1.2 of it
+    assert r0["ktime_anchor"] == "DeepGEMM H800" and math.isclose(r0["ktime_ratio"], 2.4)
+    assert math.isclose(r0["ktime_ratio_vs_cublaslt"], 2.4 / 0.96)
+    assert "kernel: kiln / anchor" in md
     assert "contiguous_min_vs_deepgemm" not in summary  # grouped parts: absent until they exist
     assert "ERROR: kiln: wrong result" in md and md.count("\n| ") == 18 + 1
     assert summary["cublaslt_blockwise"] == ["ok (transposed scale_b)", "refused: fake"]
@@ -479,6 +519,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", default=str(REPO / "bench" / "results"), help="where the results go")
     ap.add_argument("--name", default=None, help="results file name (default moe_<device>_<commit>)")
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timing of the block-scaled rows")
+    ap.add_argument("--no-kernel-time", action="store_true",
+                    help="skip the kernel-time (torch.profiler, L2 flushed) timing of the block-scaled rows")
     ap.add_argument("--dry-run", action="store_true", help="print the shapes and published anchors, run nothing")
     ap.add_argument("--self-check", action="store_true", help="check the table/summary/plot code on fake rows")
     args = ap.parse_args(argv)

@@ -235,3 +235,15 @@ def test_time_graph(monkeypatch):
     assert tc["calls"] == 3 and tc["median_ms"] == pytest.approx(0.010)
     f = bench_gemm.graph_fields(2e9, ta, tb)
     assert f["graph_ratio"] == pytest.approx(0.4) and f["graph_calls"] == per
+
+
+def test_per_call_kernel_us():
+    """time_kernels' grouping of a profile: each flush opens a call; a call sums its own kernels (a split's reduce
+    too); a flush of two kernels and a call with no kernel leave no empty call; the order is the kernels' start."""
+    flush = {"fill", "fill2"}
+    kernels = [("gemm", 12.0, 17.0), ("fill", 0.0, 10.0), ("reduce", 17.5, 18.5), ("fill", 20.0, 30.0),
+               ("fill2", 30.0, 31.0), ("gemm", 32.0, 36.0), ("fill", 40.0, 50.0), ("fill", 50.0, 60.0),
+               ("gemm", 61.0, 64.0)]
+    assert bench_gemm.per_call_kernel_us(kernels, flush) == [6.0, 4.0, 3.0]
+    assert bench_gemm.per_call_kernel_us([], flush) == []
+    assert bench_gemm.per_call_kernel_us([("gemm", 0.0, 2.0)], flush) == [2.0]  # no flush before it
