@@ -29,7 +29,8 @@ Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_an
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
 took the blockwise call, or why not); block_geomean_vs_anchor_graph, block_min_vs_anchor_graph,
 block_geomean_vs_cublaslt_graph (the same from the graph timings); block_geomean_vs_anchor_kernel_time,
-block_min_vs_anchor_kernel_time, block_geomean_vs_cublaslt_kernel_time (from the kernel times); contiguous_min_vs_deepgemm,
+block_min_vs_anchor_kernel_time, block_geomean_vs_cublaslt_kernel_time (from the kernel times);
+contiguous_min_vs_deepgemm,
 masked_min_vs_deepgemm (kiln block-scaled grouped / DeepGEMM's published H800), contiguous_geomean_vs_torch_grouped,
 small_experts_geomean_vs_torch_grouped (kiln rowwise grouped / torch._scaled_grouped_mm rowwise measured here).
 

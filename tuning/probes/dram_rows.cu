@@ -51,8 +51,9 @@ __device__ __forceinline__ void bar_wait(uint64_t *b, uint32_t parity) {
     } while (!done);
 }
 __device__ __forceinline__ void tma2(void *dst, const CUtensorMap *m, uint64_t *b, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
-                 ::"r"(sa(dst)), "l"(m), "r"(sa(b)), "r"(c0), "r"(c1) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+        ::"r"(sa(dst)), "l"(m), "r"(sa(b)), "r"(c0), "r"(c1) : "memory");
 }
 __device__ __forceinline__ void tma3(void *dst, const CUtensorMap *m, uint64_t *b, int c0, int c1, int c2) {
     asm volatile(
@@ -167,7 +168,8 @@ int main(int argc, char **argv) {
                     for (int g : {1, 2, 4, 8}) {
                         if (g > stages / 2) continue;
                         auto launch = [&](int c) {
-                            stream<<<grid, 64, smem>>>(lay ? tiled[c] : plain[c], lay, kt, split, items, stages, g, sink);
+                            stream<<<grid, 64, smem>>>(lay ? tiled[c] : plain[c], lay, kt, split, items, stages, g,
+                                                       sink);
                         };
                         for (int w = 0; w < copies; ++w) launch(w);
                         // five batches of 4 x copies calls back to back (each call on the next copy, so L2 is

@@ -13,8 +13,11 @@ F=${F---block-scales}
 out=${OUT:-/tmp}/tg_$base; mkdir -p $out
 pack=${PACK:-build-probe/tg_pack}
 vs="$base ${VARIANTS:-g2 g4}"
-for d in $vs; do mkdir -p /tmp/tg_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/tg_$d/libkiln.so.0 || exit 1; done
-S=${SIZES:-64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048}
+for d in $vs; do
+  mkdir -p /tmp/tg_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/tg_$d/libkiln.so.0 || exit 1
+done
+S=64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048
+S=${SIZES:-$S,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048}
 order=$vs
 for r in $(seq ${ROUNDS:-2}); do
   for y in $order; do
@@ -44,5 +47,6 @@ for k, v in t.items():
         if y in m and b in m: ratios[y].append(m[b] / m[y])
     print(k, *['%.4f%s' % (m[y], '*' if y in bad else '') if y in m else '-' for y in ys],
           *['%.3f' % (m[b] / m[y]) if y in m and b in m else '-' for y in ys[1:]])
-print('geomean', b + '/variant:', ' '.join('%s %.4f' % (y, math.exp(sum(map(math.log, r)) / len(r))) for y, r in ratios.items() if r))
+geo = {y: math.exp(sum(map(math.log, r)) / len(r)) for y, r in ratios.items() if r}
+print('geomean', b + '/variant:', ' '.join('%s %.4f' % kv for kv in geo.items()))
 PY
