@@ -35,24 +35,19 @@ vs="block ${VARIANTS-block_ns block_np block_npr block_ord block_nsb block_nsa} 
 for d in $vs; do mkdir -p /tmp/sc_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/sc_$d/libkiln.so.0 || exit 1; done
 . tuning/probes/block_pair_kernel.sh
 S=${SIZES:-4096x7168x16384,4096x4096x7168,2048x7168x2048,4096x2112x7168,6144x24576x1536}
-order=$vs
-for r in $(seq ${ROUNDS:-2}); do
-  for y in $order; do
-    pair_kernel $y
-    LD_LIBRARY_PATH=/tmp/sc_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $F --sizes $S \
-        --solutions $K --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1
-    echo "$y r$r rc=$?"
-  done
-  order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"  # rotate
-done
+. tuning/probes/kb_rounds.sh
+run_build() {
+  pair_kernel "$1"
+  LD_LIBRARY_PATH=/tmp/sc_$1 timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $F --sizes $S \
+      --solutions $K --iters 30 --warmup 5 --json "$2"
+}
+kb_rounds $out "$vs" ${ROUNDS:-2} run_build
 python3 - $out $vs <<'PY'
-import glob, json, os, statistics as st, sys
+import statistics as st, sys
+sys.path.insert(0, 'tuning/probes')
+from kb_rounds import load
 d, ys = sys.argv[1], sys.argv[2:]
-t = {}
-for f in sorted(glob.glob(d + '/*.json')):
-    y = os.path.basename(f).rsplit('_r', 1)[0]
-    for r in json.load(open(f))['rows']:
-        t.setdefault('%sx%sx%s' % (r['m'], r['n'], r['k']), {}).setdefault(y, []).append((r['ms'], r['pass']))
+t = load(d, lambda r: '%sx%sx%s' % (r['m'], r['n'], r['k']))
 print('size', *ys, *['block/' + y for y in ys[1:]], '(* a failed check: stale scales, timing only)')
 for k, v in t.items():
     m = {y: st.mean(ms for ms, _ in v[y]) for y in ys if y in v}

@@ -10,7 +10,9 @@
 //   tiled  B stored box by box (each 64 x 128 box 8 KB contiguous, boxes of a row block in K order): the same bytes in
 //          the order the kernel reads them, read with the same boxes through a 3-d tensor map;
 // and reports the rate of B's bytes (cold L2: B rotated over copies that together exceed the L2).
-// Build: nvcc -O3 -arch=sm_90a -o dram_rows dram_rows.cu -lcuda
+// The barriers and copies are kiln's own (device/kiln_sm90.h); tuning/results/probe_weight_stream_h100/dram_rows.txt
+// came from 4bc48c4's version of this file (its own PTX wrappers, a 2-d map for the plain layout: the same boxes).
+// Build: nvcc -O3 -arch=sm_90a -I device -o dram_rows tuning/probes/dram_rows.cu -lcuda
 // Run:   ./dram_rows            (prints one line a configuration)
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -20,58 +22,30 @@
 #include <vector>
 #include <algorithm>
 
-#define CK(x)                                                                                         \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
+#include "kiln_sm90.h"
+
+using namespace kiln::sm90;
+
+static void check(cudaError_t e, const char *what, int line) {
+    if (e == cudaSuccess) return;
+    fprintf(stderr, "dram_rows.cu:%d %s: %s\n", line, what, cudaGetErrorString(e));
+    exit(1);
+}
+#define CK(x) check((x), #x, __LINE__)
 
 constexpr int ROWS = 64, BOX = 128, STAGE = ROWS * BOX, MAXS = 16;
 
-__device__ __forceinline__ uint32_t sa(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void bar_init(uint64_t *b, int n) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(n));
-}
-__device__ __forceinline__ void bar_expect(uint64_t *b, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(uint64_t *b) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(b)) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint64_t *b, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0,1,0,p;\n}"
-                     : "=r"(done)
-                     : "r"(sa(b)), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-__device__ __forceinline__ void tma2(void *dst, const CUtensorMap *m, uint64_t *b, int c0, int c1) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
-        ::"r"(sa(dst)), "l"(m), "r"(sa(b)), "r"(c0), "r"(c1) : "memory");
-}
-__device__ __forceinline__ void tma3(void *dst, const CUtensorMap *m, uint64_t *b, int c0, int c1, int c2) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
-        ::"r"(sa(dst)), "l"(m), "r"(sa(b)), "r"(c0), "r"(c1), "r"(c2) : "memory");
-}
-
 // Work item w = (row block w / split, K slice w % split); CTA c takes items c, c + gridDim.x, ... (persistent where
 // the items outnumber the SMs); the ring's stage and phase run on across a CTA's items.
-__global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap map, int tiled, int kt_total,
+__global__ void __launch_bounds__(64) stream(const __grid_constant__ kiln_tma_desc map, int tiled, int kt_total,
                                              int split, int items, int stages, int g, unsigned *sink) {
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     uint8_t *smem = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     uint64_t *full = reinterpret_cast<uint64_t *>(smem + MAXS * STAGE), *empty = full + MAXS;
     const int per = (kt_total + split - 1) / split;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < stages; ++s) bar_init(&full[s], 1), bar_init(&empty[s], 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], 1);
+        mbar_init_fence();
     }
     __syncthreads();
     int t = 0;  // K-tiles of this CTA so far (the ring position)
@@ -84,24 +58,24 @@ __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap
                 const int cnt = min(g, n - i);
                 for (int j = 0; j < cnt; ++j) {
                     const int u = t + i + j, s = u % stages;
-                    if (u >= stages) bar_wait(&empty[s], ((u / stages) - 1) & 1);
+                    if (u >= stages) mbar_wait(&empty[s], ((u / stages) - 1) & 1);
                 }
                 for (int j = 0; j < cnt; ++j) {
                     const int u = t + i + j, s = u % stages, kt = k0 + i + j;
-                    bar_expect(&full[s], STAGE);
+                    mbar_arrive_expect_tx(&full[s], STAGE);
                     if (tiled)
-                        tma3(smem + s * STAGE, &map, &full[s], 0, kt * ROWS, blk);
+                        tma_load_3d(smem + s * STAGE, &map, &full[s], 0, kt * ROWS, blk);
                     else
-                        tma2(smem + s * STAGE, &map, &full[s], kt * BOX, blk * ROWS);
+                        tma_load_3d(smem + s * STAGE, &map, &full[s], kt * BOX, blk * ROWS, 0);
                 }
             }
         } else if (threadIdx.x >= 32) {  // the consumer warp: each stage as it lands, then back
             for (int i = 0; i < n; ++i) {
                 const int u = t + i, s = u % stages;
-                bar_wait(&full[s], (u / stages) & 1);
+                mbar_wait(&full[s], (u / stages) & 1);
                 acc += smem[s * STAGE + (threadIdx.x - 32) * 4];
                 __syncwarp();
-                if (threadIdx.x == 32) bar_arrive(&empty[s]);
+                if (threadIdx.x == 32) mbar_arrive(&empty[s]);
             }
         }
         t += n;
@@ -109,30 +83,24 @@ __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap
     if (acc == 0xdeadbeef) sink[0] = acc;
 }
 
-static const auto encode = cuTensorMapEncodeTiled;
-
-static CUtensorMap map_plain(void *base, int n, int k) {
-    CUtensorMap m;
-    cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)n}, strides[1] = {(cuuint64_t)k};
-    cuuint32_t box[2] = {BOX, ROWS}, es[2] = {1, 1};
-    CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box, es,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) fprintf(stderr, "encode plain: %d\n", (int)r), exit(1);
+// A 3-d map of bytes with boxes of {128 bytes, 64 rows, 1}, 128-byte swizzle (as the runtime's operand maps).
+static kiln_tma_desc map_u8(void *base, cuuint64_t d0, cuuint64_t d1, cuuint64_t d2, cuuint64_t s1, cuuint64_t s2) {
+    kiln_tma_desc m;
+    const cuuint64_t dims[3] = {d0, d1, d2}, strides[2] = {s1, s2};
+    const cuuint32_t box[3] = {BOX, ROWS, 1}, es[3] = {1, 1, 1};
+    const CUresult r = cuTensorMapEncodeTiled(
+        reinterpret_cast<CUtensorMap *>(&m), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, es,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", (int)r), exit(1);
     return m;
 }
-// tiled: {128 bytes, 64 rows x K-tiles, row blocks}: box b of block blk at (0, kt * 64, blk)
-static CUtensorMap map_tiled(void *base, int n, int k) {
-    CUtensorMap m;
-    const int kt = k / BOX;
-    cuuint64_t dims[3] = {BOX, (cuuint64_t)ROWS * kt, (cuuint64_t)n / ROWS};
-    cuuint64_t strides[2] = {BOX, (cuuint64_t)BOX * ROWS * kt};
-    cuuint32_t box[3] = {BOX, ROWS, 1}, es[3] = {1, 1, 1};
-    CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, es,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) fprintf(stderr, "encode tiled: %d\n", (int)r), exit(1);
-    return m;
+// plain: {K bytes, N rows, one batch}; box of K-tile kt of row block blk at (kt * 128, blk * 64, 0)
+static kiln_tma_desc map_plain(void *base, int n, int k) { return map_u8(base, k, n, 1, k, (cuuint64_t)k * n); }
+// tiled: {128 bytes, 64 rows x K-tiles, row blocks}; box of K-tile kt of row block blk at (0, kt * 64, blk)
+static kiln_tma_desc map_tiled(void *base, int n, int k) {
+    const cuuint64_t kt = k / BOX;
+    return map_u8(base, BOX, ROWS * kt, n / ROWS, BOX, BOX * ROWS * kt);
 }
 
 int main(int argc, char **argv) {
@@ -157,7 +125,7 @@ int main(int argc, char **argv) {
             CK(cudaMalloc(&b, bytes));
             CK(cudaMemset(b, 1, bytes));
         }
-        std::vector<CUtensorMap> plain(copies), tiled(copies);
+        std::vector<kiln_tma_desc> plain(copies), tiled(copies);
         for (int c = 0; c < copies; ++c) plain[c] = map_plain(buf[c], n, k), tiled[c] = map_tiled(buf[c], n, k);
         const int blocks = n / ROWS;
         for (int split : {1, 2, 4}) {

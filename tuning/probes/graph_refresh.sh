@@ -5,7 +5,7 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 BUDGET=${BUDGET:-1.0}
 # the weight-read probe first (tuning/probes/dram_rows.cu, ~1 min)
-nvcc -O3 -arch=sm_90a -o /tmp/dram_rows tuning/probes/dram_rows.cu -lcuda > "$OUT/dram_rows_build.log" 2>&1 &&
+nvcc -O3 -arch=sm_90a -I device -o /tmp/dram_rows tuning/probes/dram_rows.cu -lcuda > "$OUT/dram_rows_build.log" 2>&1 &&
     timeout 180 /tmp/dram_rows > "$OUT/dram_rows.txt" 2>&1
 echo "dram_rows rc=$?" >> "$OUT/rc.txt"
 [ -n "${ONLY_PROBE:-}" ] && { cat "$OUT/dram_rows.txt"; exit 0; }

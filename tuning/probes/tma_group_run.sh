@@ -18,25 +18,21 @@ for d in $vs; do
 done
 S=64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048
 S=${SIZES:-$S,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048}
-order=$vs
-for r in $(seq ${ROUNDS:-2}); do
-  for y in $order; do
-    LD_LIBRARY_PATH=/tmp/tg_$y timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $F \
-        --sizes $S --solutions all --iters 30 --warmup 5 --json $out/${y}_r$r.json > $out/${y}_r$r.txt 2>&1
-    echo "$y r$r rc=$?"
-  done
-  order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"  # rotate
-done
+. tuning/probes/kb_rounds.sh
+run_build() {
+  LD_LIBRARY_PATH=/tmp/tg_$1 timeout 200 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN $F --sizes $S \
+      --solutions all --iters 30 --warmup 5 --json "$2"
+}
+kb_rounds $out "$vs" ${ROUNDS:-2} run_build
 python3 - $out $vs <<'PY'
-import glob, json, math, os, re, statistics as st, sys
+import math, re, statistics as st, sys
+sys.path.insert(0, 'tuning/probes')
+from kb_rounds import load
 d, ys = sys.argv[1], sys.argv[2:]
-t = {}
-for f in sorted(glob.glob(d + '/*.json')):
-    y = os.path.basename(f).rsplit('_r', 1)[0]
-    for r in json.load(open(f))['rows']:
-        k = re.search(r'MT(\d+x\d+)x128.*PGR(\d+).*GSU(\d+)', r['name'])
-        key = '%sx%sx%s %s/p%s/g%s' % (r['m'], r['n'], r['k'], *k.groups())
-        t.setdefault(key, {}).setdefault(y, []).append((r['ms'], r['pass']))
+def key(r):
+    k = re.search(r'MT(\d+x\d+)x128.*PGR(\d+).*GSU(\d+)', r['name'])
+    return '%sx%sx%s %s/p%s/g%s' % (r['m'], r['n'], r['k'], *k.groups())
+t = load(d, key)
 b = ys[0]
 print('size kernel', *ys, *[b + '/' + y for y in ys[1:]])
 ratios = {y: [] for y in ys[1:]}

@@ -5,7 +5,7 @@
 #   OUT=... bash tuning/probes/weight_stream_device.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvcc -O3 -arch=sm_90a -o /tmp/dram_rows tuning/probes/dram_rows.cu -lcuda > "$OUT/dram_rows_build.log" 2>&1 &&
+nvcc -O3 -arch=sm_90a -I device -o /tmp/dram_rows tuning/probes/dram_rows.cu -lcuda > "$OUT/dram_rows_build.log" 2>&1 &&
     timeout 200 /tmp/dram_rows > "$OUT/dram_rows.txt" 2>&1
 echo "dram_rows rc=$?"
 OUT=$OUT ROUNDS=${ROUNDS:-2} timeout 200 bash tuning/probes/tma_group_run.sh > "$OUT/tma_group.txt" 2>&1
