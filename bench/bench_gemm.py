@@ -308,11 +308,12 @@ def _profile_kernels(run) -> list:
 
 
 def time_kernels(fns, sets, calls: int = KERNEL_CALLS) -> list:
-    """Per-call GPU time of each fn's kernels alone, measured as DeepGEMM's published figures are: the kernels'
-    durations from torch.profiler (CUPTI, no launch gaps, no event pair), the L2 flushed before every call by zeroing
-    a FLUSH_BYTES buffer, the calls rotating through sets, and kiln's programmatic launch off (KILN_PDL=0: a kernel
-    launched ahead would count its wait for the flush). The flush's kernels are told apart by their names (a profile
-    of the flush alone). A dict a side: median_ms over the calls, calls, kernels (the names seen)."""
+    """Per-call GPU time of each fn's kernels alone, timed the way DeepGEMM's benchmark harness times its kernels:
+    the kernels' durations from torch.profiler (CUPTI, no launch gaps, no event pair), the L2 flushed before every
+    call by zeroing a FLUSH_BYTES buffer, the calls rotating through sets, and kiln's programmatic launch off
+    (KILN_PDL=0: a kernel launched ahead would count its wait for the flush). The flush's kernels are told apart by
+    their names (a profile of the flush alone). A dict a side: median_ms over the calls, calls, kernels (the names
+    seen)."""
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     flush_names = {k[0] for k in _profile_kernels(flush.zero_)}
     pdl = os.environ.get("KILN_PDL")

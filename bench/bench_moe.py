@@ -20,10 +20,10 @@ cuBLASLt in alternating blocks of 5 calls (time_pair), the grouped parts one aft
 block-scaled rows are also timed in CUDA graphs (bench_gemm.time_graph: each side's calls captured and replayed, per
 call; --no-graph skips it): DeepGEMM's published figures are kernel times, and the event pair around every call adds
 ~4-5 us on the H100, half of a small-M call. Their twins of the ratios are graph_ratio / graph_ratio_vs_cublaslt.
-And once more as DeepGEMM times its published figures (bench_gemm.time_kernels: the kernels' own durations from
-torch.profiler, the L2 flushed by a 256 MB write before every call, kiln's programmatic launch off; --no-kernel-time
-skips it): ktime_ratio / ktime_ratio_vs_cublaslt, the only ratios whose two sides are timed alike where the anchor is
-a published figure.
+And once more the way DeepGEMM's benchmark harness times its kernels (bench_gemm.time_kernels: the kernels' own
+durations from torch.profiler, the L2 flushed by a 256 MB write before every call, kiln's programmatic launch off;
+--no-kernel-time skips it): ktime_ratio / ktime_ratio_vs_cublaslt. Whether the published figures were taken with
+that flush is not known here; the flush's dirty lines slow the calls that follow it (bench/NOTES.md).
 
 Summary (JSON "summary", printed last): block_geomean_vs_anchor, block_min_vs_anchor (over the shapes measured,
 block_shapes of them; block_failed lists the others), block_geomean_vs_cublaslt, cublaslt_blockwise (how torch
@@ -248,7 +248,7 @@ def run_block(spec: Spec, args) -> dict:
                            cublaslt_graph_tflops=tflops(spec.flops, g[1]["median_ms"]))
         except Exception as exc:  # noqa: BLE001 - a call that cannot be captured keeps its event timing
             row["graph_error"] = f"{type(exc).__name__}: {exc}"
-    # the kernels alone, measured as DeepGEMM measures its published figures (bench_gemm.time_kernels: CUPTI kernel
+    # the kernels alone, timed the way DeepGEMM's harness times its kernels (bench_gemm.time_kernels: CUPTI kernel
     # durations, L2 flushed before every call, no programmatic launch)
     if "kiln_ms" in row and not args.no_kernel_time:
         try:
@@ -268,7 +268,7 @@ def run_block(spec: Spec, args) -> dict:
 def anchor_fields(row: dict, published) -> None:
     """anchor / ratio / ratio_vs_cublaslt from the event timings and the graph_ twins from the graph timings: the
     anchor is the better of cuBLASLt (timed the same way) and DeepGEMM's published H800 figure; the ktime_ twins
-    from the kernel times (time_kernels), the one timing of the three that DeepGEMM's figures share."""
+    from the kernel times (time_kernels), the timing closest to DeepGEMM's harness."""
     for pre in ("", "graph_", "ktime_"):
         kiln_key, lt_key = f"kiln_{pre}tflops", f"cublaslt_{pre}tflops"
         candidates = [(v, src) for v, src in ((row.get(lt_key), "cuBLASLt"), (published, "DeepGEMM H800"))
@@ -333,8 +333,8 @@ def block_lines(s: dict) -> list:
              f"vs anchor geomean {_num(s['block_geomean_vs_anchor_graph'])}, min "
              f"{_num(s['block_min_vs_anchor_graph'])}; vs cuBLASLt geomean "
              f"{_num(s['block_geomean_vs_cublaslt_graph'])}",
-             f"kernel times (the kernels alone, L2 flushed before each call, as DeepGEMM's published figures are "
-             f"measured; cuBLASLt the same): vs anchor geomean {_num(s['block_geomean_vs_anchor_kernel_time'])}, min "
+             f"kernel times (the kernels alone, L2 flushed before each call, as DeepGEMM's harness times them; "
+             f"cuBLASLt the same): vs anchor geomean {_num(s['block_geomean_vs_anchor_kernel_time'])}, min "
              f"{_num(s['block_min_vs_anchor_kernel_time'])}; vs cuBLASLt geomean "
              f"{_num(s['block_geomean_vs_cublaslt_kernel_time'])}"]
     lines += [f"FAILED {f}" for f in s["block_failed"]]
