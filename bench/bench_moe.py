@@ -235,32 +235,25 @@ def run_block(spec: Spec, args) -> dict:
                        cublaslt_tflops=tflops(spec.flops, t_lt["median_ms"]))
     except Exception as exc:  # noqa: BLE001
         row["error"] = f"timing: {type(exc).__name__}: {exc}"
-    # the same calls replayed from CUDA graphs, per call (bench_gemm.time_graph): no event pair around each call,
-    # as DeepGEMM's published figures (kernel times) have none
-    if "kiln_ms" in row and not args.no_graph:
+    # the same calls twice more, each side's times as kiln_<pre>ms / cublaslt_<pre>ms: replayed from CUDA graphs,
+    # per call (graph_: bench_gemm.time_graph, no event pair around each call), and the kernels alone, timed the way
+    # DeepGEMM's harness times its kernels (ktime_: bench_gemm.time_kernels, CUPTI kernel durations, L2 flushed
+    # before every call, no programmatic launch)
+    fns = [ours, torch_blockwise] if lt_ok else [ours]
+    for pre, skip, timer in (("graph_", args.no_graph, lambda: time_graph(fns, sets, row["kiln_ms"])),
+                             ("ktime_", args.no_kernel_time, lambda: time_kernels(fns, sets))):
+        if "kiln_ms" not in row or skip:
+            continue
         try:
-            fns = [ours, torch_blockwise] if lt_ok else [ours]
-            g = time_graph(fns, sets, row["kiln_ms"])
-            row.update(kiln_graph_ms=g[0]["median_ms"], kiln_graph_tflops=tflops(spec.flops, g[0]["median_ms"]),
-                       graph_calls=g[0]["calls"])
-            if lt_ok:
-                row.update(cublaslt_graph_ms=g[1]["median_ms"],
-                           cublaslt_graph_tflops=tflops(spec.flops, g[1]["median_ms"]))
-        except Exception as exc:  # noqa: BLE001 - a call that cannot be captured keeps its event timing
-            row["graph_error"] = f"{type(exc).__name__}: {exc}"
-    # the kernels alone, timed the way DeepGEMM's harness times its kernels (bench_gemm.time_kernels: CUPTI kernel
-    # durations, L2 flushed before every call, no programmatic launch)
-    if "kiln_ms" in row and not args.no_kernel_time:
-        try:
-            fns = [ours, torch_blockwise] if lt_ok else [ours]
-            kt = time_kernels(fns, sets)
-            row.update(kiln_ktime_ms=kt[0]["median_ms"], kiln_ktime_tflops=tflops(spec.flops, kt[0]["median_ms"]),
-                       kiln_ktime_kernels=kt[0]["kernels"])
-            if lt_ok:
-                row.update(cublaslt_ktime_ms=kt[1]["median_ms"],
-                           cublaslt_ktime_tflops=tflops(spec.flops, kt[1]["median_ms"]))
-        except Exception as exc:  # noqa: BLE001 - a profiler that fails keeps the other timings
-            row["ktime_error"] = f"{type(exc).__name__}: {exc}"
+            timed = timer()
+        except Exception as exc:  # noqa: BLE001 - a call that cannot be captured or profiled keeps the other timings
+            row[pre + "error"] = f"{type(exc).__name__}: {exc}"
+            continue
+        for who, t in zip(("kiln", "cublaslt"), timed):
+            row.update({f"{who}_{pre}ms": t["median_ms"], f"{who}_{pre}tflops": tflops(spec.flops, t["median_ms"])})
+        row[pre + "calls"] = timed[0]["calls"]
+        if "kernels" in timed[0]:
+            row["kiln_ktime_kernels"] = timed[0]["kernels"]
     anchor_fields(row, published)
     return row
 

@@ -4,11 +4,6 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 BUDGET=${BUDGET:-1.0}
-# the weight-read probe first (tuning/probes/dram_rows.cu, ~1 min)
-nvcc -O3 -arch=sm_90a -I device -o /tmp/dram_rows tuning/probes/dram_rows.cu -lcuda > "$OUT/dram_rows_build.log" 2>&1 &&
-    timeout 180 /tmp/dram_rows > "$OUT/dram_rows.txt" 2>&1
-echo "dram_rows rc=$?" >> "$OUT/rc.txt"
-[ -n "${ONLY_PROBE:-}" ] && { cat "$OUT/dram_rows.txt"; exit 0; }
 python3 tuning/probes/unxz.py build-probe/full/libkiln.so.xz /tmp/libkiln.so || exit 1
 export KILN_LIBRARY=/tmp/libkiln.so
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
@@ -18,4 +13,4 @@ python3 bench/bench_moe.py --parts block --budget-s "$BUDGET" > "$OUT/bench_moe.
 echo "bench_moe rc=$?" >> "$OUT/rc.txt"
 git status --short bench/results | awk '{print $2}' > /tmp/new.txt
 tar czf "$OUT/results.tgz" $(cat /tmp/new.txt) 2>/dev/null
-cat "$OUT/rc.txt"; cat "$OUT/dram_rows.txt" | head -150; tail -25 "$OUT/bench_gemm.log"; tail -25 "$OUT/bench_moe.log"
+cat "$OUT/rc.txt"; tail -25 "$OUT/bench_gemm.log"; tail -25 "$OUT/bench_moe.log"
