@@ -1,13 +1,13 @@
 #!/bin/bash
 # Device, one call (~5 minutes): the library with the 64x32 small-M tiles in the fp8 and block-scaled logics
-# (build-probe/full/libkiln.so.xz from tuning/probes/full_lib_build.sh; the new kernels' code objects in
+# (build-probe/full_narrow/libkiln.so.xz: tuning/probes/full_lib_build.sh build-probe/full_narrow on this branch; the new kernels' code objects in
 # build-probe/new_co for the SASS census): the GPU suite, the SASS census and compute-sanitizer memcheck / racecheck
 # of the new kernels (kiln_bench from build-probe/nn_pack, odd sizes), then bench_gemm's fp8 case and bench_moe's
 # block part.
 #   KILN_COMMIT=<sha> OUT=... bash tuning/probes/narrow_ship_device.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-KILN_PREBUILT=build-probe/full/libkiln.so.xz KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_BENCH=1 KILN_SKIP_SASS=1 \
+KILN_PREBUILT=build-probe/full_narrow/libkiln.so.xz KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_BENCH=1 KILN_SKIP_SASS=1 \
     OUT=$OUT timeout ${SUITE_S:-170} bash tests/gpu/device_run.sh > "$OUT/suite.txt" 2>&1
 echo "suite rc=$?: $(tail -1 "$OUT/suite.txt")"
 for f in build-probe/new_co/*.co; do
