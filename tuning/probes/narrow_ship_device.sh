@@ -1,9 +1,9 @@
 #!/bin/bash
 # Device, one call (~5 minutes): the library with the 64x32 small-M tiles in the fp8 and block-scaled logics
-# (build-probe/full_narrow/libkiln.so.xz: tuning/probes/full_lib_build.sh build-probe/full_narrow on this branch; the new kernels' code objects in
-# build-probe/new_co for the SASS census): the GPU suite, the SASS census and compute-sanitizer memcheck / racecheck
-# of the new kernels (kiln_bench from build-probe/nn_pack, odd sizes), then bench_gemm's fp8 case and bench_moe's
-# block part.
+# (build-probe/full_narrow/libkiln.so.xz: tuning/probes/full_lib_build.sh build-probe/full_narrow on this branch;
+# the new kernels' code objects copied to build-probe/new_co for the SASS census): the GPU suite, the SASS census and
+# compute-sanitizer memcheck / racecheck of the new kernels (kiln_bench from build-probe/nn_pack, odd sizes), then
+# bench_gemm's fp8 case and bench_moe's block part on the twelve small-M shapes.
 #   KILN_COMMIT=<sha> OUT=... bash tuning/probes/narrow_ship_device.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
