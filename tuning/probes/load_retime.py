@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Device: the promoted fp8 tune's leading candidates timed again under sustained load, as bench_gemm times.
+
+The tune (kiln_bench) times each candidate alone in a short burst with a cold L2. At large sizes the board then runs
+near its power limit, and under a sustained load the order of the leading tiles can change (bench/NOTES.md, "The
+picks under load": 128x256 picks lose 4-12 % to 128x128 / 128x192 tiles at 4096 x 7168 x 16384 and 4096 x 4096 x
+7168 in two sessions). For every tuned size with M >= --min-m this times the candidates within --within of the size's
+best tune time (at most --top of them) with bench_gemm.time_rotation: blocks of 5 calls a side, the order turned each
+round, operand sets rotated so that L2 stays cold, every side the same call count. Each candidate is checked once
+against torch._scaled_mm first (relative L2 <= 1e-2 on a NaN-poisoned output).
+
+    KILN_LIBRARY=... PYTHONPATH=runtime/python python3 tuning/probes/load_retime.py RESULTS_JSON OUT_JSON
+        [--min-m 512] [--top 4] [--within 1.15] [--budget-s 1.2] [--time-limit-s 400]
+
+OUT_JSON: {"device", "sizes": {"MxNxK": {"tune": {name: ms}, "load": {name: ms}, "runs": n}}}; the merge into the
+results file is tuning/probes/load_retime_merge.py (no GPU)."""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import torch  # noqa: E402
+
+import bench_gemm as bg  # noqa: E402
+import kiln  # noqa: E402
+
+
+def leaders(rows, top, within):
+    ok = sorted((r for r in rows if r.get("pass") and r.get("ms")), key=lambda r: r["ms"])
+    return [r for r in ok if r["ms"] <= ok[0]["ms"] * within][:top] if ok else []
+
+
+def rel_l2(x, ref):
+    x, ref = x.float(), ref.float()
+    return float(torch.linalg.vector_norm(x - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("out")
+    ap.add_argument("--min-m", type=int, default=512)
+    ap.add_argument("--top", type=int, default=4)
+    ap.add_argument("--within", type=float, default=1.15)
+    ap.add_argument("--budget-s", type=float, default=1.2)
+    ap.add_argument("--time-limit-s", type=float, default=400.0)
+    args = ap.parse_args()
+    res = json.load(open(args.results))
+    sizes = sorted((tuple(map(int, s.split("x"))), s) for s in res["sizes"])
+    sizes = [(mnk, s) for mnk, s in sizes if mnk[0] >= args.min_m]
+    out = {"device": torch.cuda.get_device_name(), "results": args.results, "top": args.top, "within": args.within,
+           "budget_s": args.budget_s, "sizes": {}}
+    t0 = time.monotonic()
+    for (m, n, k), key in sizes:
+        if time.monotonic() - t0 > args.time_limit_s:
+            print(f"time limit: {key} and later left out")
+            break
+        lead = leaders(res["sizes"][key], args.top, args.within)
+        if len(lead) < 2:
+            continue
+        case = bg.fp8_case(bg.Spec("fp8", m, n, k), rowwise=False)
+        sets = [case.make() for _ in range(bg.n_sets_for(case.set_bytes))]
+        outs, fns, names = {}, [], []
+        ref = case.theirs(sets[0])
+        for r in lead:
+            info = kiln.algo_by_name(r["name"])
+            o = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+
+            def call(s, info=info, o=o):
+                return kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=o, algo=info)
+
+            o.fill_(float("nan"))
+            call(sets[0])
+            err = rel_l2(o, ref)
+            if not err <= 1e-2:
+                print(f"{key} {r['name']}: rel L2 {err:.3g}, left out")
+                continue
+            fns.append(call)
+            names.append(r["name"])
+        if len(fns) < 2:
+            continue
+        timed = bg.time_rotation(fns, sets, 5, 40, args.budget_s * len(fns), 5)
+        row = {"tune": {r["name"]: r["ms"] for r in lead if r["name"] in names},
+               "load": {nm: t["median_ms"] for nm, t in zip(names, timed)}, "runs": timed[0]["runs"]}
+        out["sizes"][key] = row
+        best_tune = min(row["tune"], key=row["tune"].get)
+        best_load = min(row["load"], key=row["load"].get)
+        short = lambda nm: nm.split("_MI")[0].split("B_")[-1] + "_" + nm.split("_")[7]  # noqa: E731
+        print(f"{key}: tune best {short(best_tune)} {row['tune'][best_tune]:.4f} ms; under load "
+              + ", ".join(f"{short(nm)} {ms:.4f}" for nm, ms in sorted(row["load"].items(), key=lambda x: x[1]))
+              + ("" if best_tune == best_load else "  <- changes"), flush=True)
+        del sets, ref
+        torch.cuda.empty_cache()
+    Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True))
+    print(f"{len(out['sizes'])} sizes in {time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
