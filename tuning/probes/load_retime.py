@@ -62,7 +62,7 @@ def main() -> int:
             continue
         case = bg.fp8_case(bg.Spec("fp8", m, n, k), rowwise=False)
         sets = [case.make() for _ in range(bg.n_sets_for(case.set_bytes))]
-        outs, fns, names = {}, [], []
+        fns, names = [], []
         ref = case.theirs(sets[0])
         for r in lead:
             info = kiln.algo_by_name(r["name"])
