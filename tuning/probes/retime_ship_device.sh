@@ -1,21 +1,22 @@
 #!/bin/bash
-# Device, one call (~4 minutes): main's full library with the promoted fp8 logic written from the load retime
-# (build-probe/full/libkiln.so.xz, carried): the GPU suite, bench_gemm's fp8 case (events and graphs), the whole
-# held-out list (top 6 candidates a shape, as 321ae3f), and pick_vs_alt.py.
+# Device, one call (~3-4 minutes): the full library of branch loadpick (the promoted fp8 logic written from the load
+# retime; build-probe/loadpick/libkiln.so.xz, carried): bench_gemm's fp8 case (events and graphs), the GPU suite,
+# the whole held-out list (top 6 candidates a shape, as 321ae3f), and pick_vs_alt.py, each within its own limit.
 #   KILN_COMMIT=<sha> OUT=... bash tuning/probes/retime_ship_device.sh
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; S=/tmp/suite; mkdir -p $S
-KILN_PREBUILT=build-probe/full/libkiln.so.xz KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_BENCH=1 KILN_SKIP_SASS=1 \
-    OUT=$S timeout ${SUITE_S:-150} bash tests/gpu/device_run.sh > $S/suite.txt 2>&1
-echo "suite: $(tail -1 $S/suite.txt)"; tar czf "$OUT/suite.tgz" -C $S .
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; S=/tmp/suite; mkdir -p $S build
+python3 tuning/probes/unxz.py build-probe/loadpick/libkiln.so.xz build/libkiln.so || exit 1
 export KILN_LIBRARY=$PWD/build/libkiln.so
-timeout ${BENCH_S:-150} python3 bench/bench_gemm.py --cases fp8 --budget-s ${BUDGET:-0.8} > "$OUT/bench_gemm.log" 2>&1
+timeout ${BENCH_S:-70} python3 bench/bench_gemm.py --cases fp8 --budget-s ${BUDGET:-0.8} > "$OUT/bench_gemm.log" 2>&1
 echo "bench_gemm rc=$?"; grep -A5 '^summary' "$OUT/bench_gemm.log"
-mkdir -p /tmp/ho && timeout ${HELDOUT_S:-150} python3 bench/heldout.py --iters 20 --warmup 3 --budget-s 0.2 \
-    --max-candidates 6 --quiet --out /tmp/ho/heldout > /tmp/ho/heldout.log 2>&1
-echo "heldout rc=$?"; tail -7 /tmp/ho/heldout.log; tar czf "$OUT/heldout.tgz" -C /tmp/ho .
-PYTHONPATH=runtime/python:tuning/probes timeout 100 python3 tuning/probes/pick_vs_alt.py --k 4 \
-    --json "$OUT/pick_vs_alt.json" > "$OUT/pick_vs_alt.txt" 2>&1
-echo "pick_vs_alt rc=$?"; grep -v "^    " "$OUT/pick_vs_alt.txt"
 git status --short bench/results | awk '{print $2}' > /tmp/new.txt
 tar czf "$OUT/results.tgz" $(cat /tmp/new.txt) 2>/dev/null
+KILN_PREBUILT=build-probe/loadpick/libkiln.so.xz KILN_SKIP_SANITIZERS=1 KILN_SKIP_ATTN=1 KILN_SKIP_BENCH=1 KILN_SKIP_SASS=1 \
+    OUT=$S timeout ${SUITE_S:-80} bash tests/gpu/device_run.sh > $S/suite.txt 2>&1
+echo "suite: $(tail -1 $S/suite.txt)"; tar czf "$OUT/suite.tgz" -C $S .
+mkdir -p /tmp/ho && timeout ${HELDOUT_S:-40} python3 bench/heldout.py --iters 20 --warmup 3 --budget-s 0.2 \
+    --max-candidates 6 --quiet --out /tmp/ho/heldout > /tmp/ho/heldout.log 2>&1
+echo "heldout rc=$?"; tail -7 /tmp/ho/heldout.log; tar czf "$OUT/heldout.tgz" -C /tmp/ho .
+PYTHONPATH=runtime/python:tuning/probes timeout ${PICKS_S:-40} python3 tuning/probes/pick_vs_alt.py --k 4 \
+    --json "$OUT/pick_vs_alt.json" > "$OUT/pick_vs_alt.txt" 2>&1
+echo "pick_vs_alt rc=$?"; grep -v "^    " "$OUT/pick_vs_alt.txt"
