@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Device: the promoted fp8 tune's leading candidates timed again under sustained load, as bench_gemm times.
+"""Device: a tune's leading candidates timed again under sustained load, as bench_gemm / bench_moe time.
 
 The tune (kiln_bench) times each candidate alone in a short burst with a cold L2. At large sizes the board then runs
 near its power limit, and under a sustained load the order of the leading tiles can change (bench/NOTES.md, "The
@@ -7,10 +7,12 @@ picks under load": 128x256 picks lose 4-12 % to 128x128 / 128x192 tiles at 4096 
 7168 in two sessions). For every tuned size with M >= --min-m this times the candidates within --within of the size's
 best tune time (at most --top of them) with bench_gemm.time_rotation: blocks of 5 calls a side, the order turned each
 round, operand sets rotated so that L2 stays cold, every side the same call count. Each candidate is checked once
-against torch._scaled_mm first (relative L2 <= 1e-2 on a NaN-poisoned output).
+against a reference first (relative L2 <= 1e-2 on a NaN-poisoned output): torch._scaled_mm for --kind fp8 (the
+promoted logic's problem, tuning/results/sm90_fp8_promoted_h100.json), kiln.block_scaled_reference for --kind block
+(1x128 / 128x128 block scales as bench_moe makes them, tuning/results/sm90_fp8_block_h100.json).
 
     KILN_LIBRARY=... PYTHONPATH=runtime/python python3 tuning/probes/load_retime.py RESULTS_JSON OUT_JSON
-        [--min-m 512] [--top 4] [--within 1.15] [--budget-s 1.2] [--time-limit-s 400]
+        [--kind fp8|block] [--min-m 512] [--top 4] [--within 1.15] [--budget-s 1.2] [--time-limit-s 400]
 
 OUT_JSON: {"device", "sizes": {"MxNxK": {"tune": {name: ms}, "load": {name: ms}, "runs": n}}}; the merge into the
 results file is tuning/probes/load_retime_merge.py (no GPU)."""
@@ -24,12 +26,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import torch  # noqa: E402
 
 import bench_gemm as bg  # noqa: E402
+import bench_moe as bm  # noqa: E402
 import kiln  # noqa: E402
 
 
 def leaders(rows, top, within):
     ok = sorted((r for r in rows if r.get("pass") and r.get("ms")), key=lambda r: r["ms"])
     return [r for r in ok if r["ms"] <= ok[0]["ms"] * within][:top] if ok else []
+
+
+def problem(kind, m, n, k):
+    """(operand sets, reference output of set 0, call(set, algo, out))"""
+    if kind == "block":
+        sets = [bm.block_make(m, n, k) for _ in range(bg.n_sets_for(bm.block_set_bytes(m, n, k)))]
+        s0 = sets[0]
+        ref = kiln.block_scaled_reference(s0["a"], s0["b"], s0["sa"], s0["sb"])
+        return sets, ref, lambda s, info, o: kiln.block_scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=o, algo=info)
+    case = bg.fp8_case(bg.Spec("fp8", m, n, k), rowwise=False)
+    sets = [case.make() for _ in range(bg.n_sets_for(case.set_bytes))]
+    return sets, case.theirs(sets[0]), lambda s, info, o: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=o,
+                                                                          algo=info)
 
 
 def rel_l2(x, ref):
@@ -41,6 +57,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
     ap.add_argument("out")
+    ap.add_argument("--kind", choices=("fp8", "block"), default="fp8")
     ap.add_argument("--min-m", type=int, default=512)
     ap.add_argument("--top", type=int, default=4)
     ap.add_argument("--within", type=float, default=1.15)
@@ -50,8 +67,8 @@ def main() -> int:
     res = json.load(open(args.results))
     sizes = sorted((tuple(map(int, s.split("x"))), s) for s in res["sizes"])
     sizes = [(mnk, s) for mnk, s in sizes if mnk[0] >= args.min_m]
-    out = {"device": torch.cuda.get_device_name(), "results": args.results, "top": args.top, "within": args.within,
-           "budget_s": args.budget_s, "sizes": {}}
+    out = {"device": torch.cuda.get_device_name(), "results": args.results, "kind": args.kind, "top": args.top,
+           "within": args.within, "budget_s": args.budget_s, "sizes": {}}
     t0 = time.monotonic()
     for (m, n, k), key in sizes:
         if time.monotonic() - t0 > args.time_limit_s:
@@ -60,10 +77,8 @@ def main() -> int:
         lead = leaders(res["sizes"][key], args.top, args.within)
         if len(lead) < 2:
             continue
-        case = bg.fp8_case(bg.Spec("fp8", m, n, k), rowwise=False)
-        sets = [case.make() for _ in range(bg.n_sets_for(case.set_bytes))]
+        sets, ref, run = problem(args.kind, m, n, k)
         fns, names = [], []
-        ref = case.theirs(sets[0])
         for r in lead:
             try:
                 info = kiln.algo_by_name(r["name"])
@@ -72,7 +87,7 @@ def main() -> int:
             o = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
 
             def call(s, info=info, o=o):
-                return kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=o, algo=info)
+                return run(s, info, o)
 
             o.fill_(float("nan"))
             call(sets[0])
