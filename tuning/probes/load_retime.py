@@ -28,6 +28,7 @@ import torch  # noqa: E402
 import bench_gemm as bg  # noqa: E402
 import bench_moe as bm  # noqa: E402
 import kiln  # noqa: E402
+from ab_table import short  # noqa: E402  (this script's folder is on sys.path when it runs)
 
 
 def leaders(rows, top, within):
@@ -46,11 +47,6 @@ def problem(kind, m, n, k):
     sets = [case.make() for _ in range(bg.n_sets_for(case.set_bytes))]
     return sets, case.theirs(sets[0]), lambda s, info, o: kiln.scaled_mm(s["a"], s["b"], s["sa"], s["sb"], out=o,
                                                                           algo=info)
-
-
-def rel_l2(x, ref):
-    x, ref = x.float(), ref.float()
-    return float(torch.linalg.vector_norm(x - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30))
 
 
 def main() -> int:
@@ -91,8 +87,8 @@ def main() -> int:
 
             o.fill_(float("nan"))
             call(sets[0])
-            err = rel_l2(o, ref)
-            if not err <= 1e-2:
+            err, finite = bm.rel_l2_and_finite(o, ref)
+            if not (finite and err <= 1e-2):
                 print(f"{key} {r['name']}: rel L2 {err:.3g}, left out")
                 continue
             fns.append(call)
@@ -105,7 +101,6 @@ def main() -> int:
         out["sizes"][key] = row
         best_tune = min(row["tune"], key=row["tune"].get)
         best_load = min(row["load"], key=row["load"].get)
-        short = lambda nm: nm.split("_MI")[0].split("B_")[-1] + "_" + nm.split("_")[7]  # noqa: E731
         print(f"{key}: tune best {short(best_tune)} {row['tune'][best_tune]:.4f} ms; under load "
               + ", ".join(f"{short(nm)} {ms:.4f}" for nm, ms in sorted(row["load"].items(), key=lambda x: x[1]))
               + ("" if best_tune == best_load else "  <- changes"), flush=True)

@@ -37,7 +37,7 @@ def main() -> int:
     ap.add_argument("--min-gain", type=float, default=0.02)
     args = ap.parse_args()
     res, load = json.load(open(args.results)), json.load(open(args.load))
-    short = lambda nm: nm.split("_MI")[0].split("B_")[-1] + "_" + nm.split("_")[7]  # noqa: E731
+    from ab_table import short  # this script's folder is on sys.path when it runs
     changed = merge(res, load, args.min_gain)
     for size, anchor, best, gain in changed:
         print(f"{size}: {short(anchor)} -> {short(best)} ({gain * 100:.1f} % faster under load)")
