@@ -13,6 +13,10 @@ promoted logic's problem, tuning/results/sm90_fp8_promoted_h100.json), kiln.bloc
 
     KILN_LIBRARY=... PYTHONPATH=runtime/python python3 tuning/probes/load_retime.py RESULTS_JSON OUT_JSON
         [--kind fp8|block] [--min-m 512] [--top 4] [--within 1.15] [--budget-s 1.2] [--time-limit-s 400]
+        [--skip EARLIER_OUT_JSON]
+
+--skip: sizes an earlier run (cut short by --time-limit-s) already timed are left out, so that a second device call
+takes up where the first stopped; the two files' "sizes" together are the whole run.
 
 OUT_JSON: {"device", "sizes": {"MxNxK": {"tune": {name: ms}, "load": {name: ms}, "runs": n}}}; the merge into the
 results file is tuning/probes/load_retime_merge.py (no GPU)."""
@@ -59,9 +63,11 @@ def main() -> int:
     ap.add_argument("--within", type=float, default=1.15)
     ap.add_argument("--budget-s", type=float, default=1.2)
     ap.add_argument("--time-limit-s", type=float, default=400.0)
+    ap.add_argument("--skip", help="an earlier OUT_JSON whose sizes are left out")
     args = ap.parse_args()
     res = json.load(open(args.results))
-    sizes = sorted((tuple(map(int, s.split("x"))), s) for s in res["sizes"])
+    done = set(json.load(open(args.skip))["sizes"]) if args.skip else set()
+    sizes = sorted((tuple(map(int, s.split("x"))), s) for s in res["sizes"] if s not in done)
     sizes = [(mnk, s) for mnk, s in sizes if mnk[0] >= args.min_m]
     out = {"device": torch.cuda.get_device_name(), "results": args.results, "kind": args.kind, "top": args.top,
            "within": args.within, "budget_s": args.budget_s, "sizes": {}}

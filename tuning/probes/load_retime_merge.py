@@ -5,12 +5,15 @@ Per retimed size the candidates keep the scale of the tune's run and take the or
 candidate's time becomes (the size's tune-best time among the retimed) x (its load time / that candidate's load
 time). The tune-best candidate keeps its time; the others move up or down around it. Candidates that were not retimed
 (slower than the leaders in the tune) keep their tune times. A size whose order does not change is left as it is.
-    python3 tuning/probes/load_retime_merge.py RESULTS_JSON LOAD_JSON [--min-gain 0.02]
+    python3 tuning/probes/load_retime_merge.py RESULTS_JSON LOAD_JSON [LOAD_JSON ...] [--min-gain 0.02]
+Several LOAD_JSON: the parts of one run that stopped at its time limit and went on with --skip (their sizes are
+disjoint; a size in two of them is an error).
 --min-gain: only where the load run's best beats the tune's pick by at least this fraction (the spread between
 load runs of one kernel is ~1-2 %); below it the size keeps its tune times."""
 import argparse
 import json
 import os
+import sys
 
 
 def merge(res, load, min_gain):
@@ -33,10 +36,17 @@ def merge(res, load, min_gain):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
-    ap.add_argument("load")
+    ap.add_argument("load", nargs="+")
     ap.add_argument("--min-gain", type=float, default=0.02)
     args = ap.parse_args()
-    res, load = json.load(open(args.results)), json.load(open(args.load))
+    res, load = json.load(open(args.results)), {"sizes": {}}
+    for path in args.load:
+        part = json.load(open(path))["sizes"]
+        both = sorted(set(part) & set(load["sizes"]))
+        if both:
+            print(f"{path}: sizes {', '.join(both)} are in an earlier part too", file=sys.stderr)
+            return 2
+        load["sizes"].update(part)
     from ab_table import short  # this script's folder is on sys.path when it runs
     changed = merge(res, load, args.min_gain)
     for size, anchor, best, gain in changed:
