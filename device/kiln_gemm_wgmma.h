@@ -67,10 +67,11 @@ template <class C> struct WgmmaGemm {
     static constexpr int CPC = C::MT1 / C::WG1;  // tile columns (N) per consumer
     // SS: wgmma M runs along the tile's rows; SWAP: along its columns (the weights' rows).
     static constexpr int REP = C::SWAP ? CPC / 64 : RPC / 64;
+    static constexpr bool RS = C::SWAP && C::B_PACKED;  // the weights through registers (mainloop_swap, _fine, _sync)
     static constexpr int ACC = C::Mma::N / 2;  // f32 accumulators per thread per wgmma
     static constexpr int A_SUBS = C::DU * EA / 128, B_SUBS = C::DU * EB / 128;
     static constexpr int A_STAGE = C::MT0 * C::DU * EA, B_STAGE = C::MT1 * C::DU * EB;
-    static constexpr int KSTEPS = C::SWAP ? C::DU / 16 : C::DU * EA / 32;  // wgmma per K-tile (32 bytes of A each)
+    static constexpr int KSTEPS = RS ? C::DU / 16 : C::DU * EA / 32;  // wgmma per K-tile (32 bytes of A each)
     // Epilogue staging per consumer: the staged path needs one 32-column f32 chunk of its rows; the TMA-store path
     // (TMA_D) holds the consumer's whole sub-tile of D, so that a tile's stores are waited for only when the next
     // tile's epilogue rewrites the boxes (a store reads its box long after it is issued). TMA_D where that fits
@@ -120,7 +121,7 @@ template <class C> struct WgmmaGemm {
     static constexpr bool PROMOTED = C::PR > 0 && !C::BLOCK_SCALES;
     static_assert(C::SPLIT == (PROMOTED && C::PR == 1 && !PINGPONG && REP * ACC > 64),
                   "split promotion exactly where pr 1 holds more than 64 accumulators (generator: wgmma.split)");
-    static_assert(!C::SPLIT || (ACC % 2 == 0 && (CPC / 2) % 8 == 0), "column halves of whole wgmma N");
+    static_assert(!C::SPLIT || (ACC % 2 == 0 && (C::Mma::N / 2) % 8 == 0), "halves of whole wgmma N");
 
     static_assert(C::Mma::N == (C::SWAP ? RPC : CPC), "wgmma N must be the consumer's extent along it");
     static_assert(REP >= 1 && (C::SWAP ? CPC : RPC) % 64 == 0, "wgmma M is 64");
@@ -129,7 +130,7 @@ template <class C> struct WgmmaGemm {
     static_assert(C::MT0 <= 256 && C::MT1 <= 256 && RPC <= 256, "TMA boxes are at most 256 rows");
     static_assert(CPC % 32 == 0, "the epilogue works in 32-column chunks");
     static_assert(CONSUMERS <= 2, "one producer and at most two consumer warpgroups");
-    static_assert(C::PR >= 0 && (C::PR == 0 || (!C::SWAP && EA == 1 && EB == 1)),
+    static_assert(C::PR >= 0 && (C::PR == 0 || (!RS && EA == 1 && EB == 1)),
                   "promotion is for fp8 x fp8 from shared memory");
     static_assert(!C::GROUPED || (C::GSU == 1 && !C::SWAP), "grouped kernels: no split-K, no prepacked B");
     static_assert(!C::BLOCK_SCALES || (SCALE_OFFSET % 128 == 0 && SCALE_STAGE % 128 == 0 && SA_FLOATS * 4 % 128 == 0),
@@ -352,14 +353,18 @@ template <class C> struct WgmmaGemm {
         cp_async_wait<0>();  // the CTA's shared memory outlives the last copies
     }
 
-    // SS: one K-tile of wgmma from shared memory.
+    // SS: one K-tile of wgmma from shared memory. a_base / b_base: the consumer's rows of A's and B's stage; with
+    // swap-AB (SWAP, not RS) B's rows are wgmma's A operand (its M side) and A's rows its B operand.
+    static constexpr int WA_ROWS = C::SWAP ? C::MT1 : C::MT0, WB_ROWS = C::SWAP ? C::MT0 : C::MT1;
     KILN_DEVICE static void mma_ss(float (&acc)[REP][ACC], uint32_t a_base, uint32_t b_base, int first) {
-        const uint64_t da = sm90::desc_k128(a_base), db = sm90::desc_k128(b_base);
+        static_assert(!RS, "both operands from shared memory");
+        const uint64_t da = sm90::desc_k128(C::SWAP ? b_base : a_base);
+        const uint64_t db = sm90::desc_k128(C::SWAP ? a_base : b_base);
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
             const uint32_t koff = (kk * 32) % 128;
-            const uint32_t a = (kk * 32 / 128) * (C::MT0 * 128) + koff;
-            const uint32_t b = (kk * 32 / 128) * (C::MT1 * 128) + koff;
+            const uint32_t a = (kk * 32 / 128) * (WA_ROWS * 128) + koff;
+            const uint32_t b = (kk * 32 / 128) * (WB_ROWS * 128) + koff;
 #pragma unroll
             for (int r = 0; r < REP; ++r)
                 C::Mma::run(acc[r], sm90::desc_add(da, a + r * 64 * 128), sm90::desc_add(db, b),
@@ -372,13 +377,14 @@ template <class C> struct WgmmaGemm {
     // columns of the first half.
     template <int H>
     KILN_DEVICE static void mma_ss_half(float (&part)[REP][ACC / 2], uint32_t a_base, uint32_t b_base) {
-        static_assert(C::SPLIT, "the half-width wgmma exists in split kernels only");
-        const uint64_t da = sm90::desc_k128(a_base), db = sm90::desc_k128(b_base);
+        static_assert(C::SPLIT && !RS, "the half-width wgmma exists in SS split kernels only");
+        const uint64_t da = sm90::desc_k128(C::SWAP ? b_base : a_base);
+        const uint64_t db = sm90::desc_k128(C::SWAP ? a_base : b_base);
 #pragma unroll
         for (int kk = 0; kk < KSTEPS; ++kk) {
             const uint32_t koff = (kk * 32) % 128;
-            const uint32_t a = (kk * 32 / 128) * (C::MT0 * 128) + koff;
-            const uint32_t b = (kk * 32 / 128) * (C::MT1 * 128) + koff + H * (CPC / 2) * 128;
+            const uint32_t a = (kk * 32 / 128) * (WA_ROWS * 128) + koff;
+            const uint32_t b = (kk * 32 / 128) * (WB_ROWS * 128) + koff + H * (C::Mma::N / 2) * 128;
 #pragma unroll
             for (int r = 0; r < REP; ++r)
                 C::MmaH::run(part[r], sm90::desc_add(da, a + r * 64 * 128), sm90::desc_add(db, b), kk == 0 ? 0 : 1);
@@ -392,7 +398,7 @@ template <class C> struct WgmmaGemm {
     // 16-K groups of both rows (matrices: rows 0-7 and 8-15 of group kk, then of group kk + 1; lane l gives the
     // address of row l % 8 of matrix l / 8).
     using Up = Upcast<TB, typename C::T16>;
-    static_assert(!C::SWAP || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
+    static_assert(!RS || KSTEPS % 2 == 0, "ldmatrix.x4 reads two 16-K groups");
 
     // The address of 16-K group kg of weight row `row` in a stage (j = row & 7: the row's swizzle).
     KILN_DEVICE static uint32_t weight_addr(uint32_t w_base, int row, int j, int kg) {
@@ -1388,7 +1394,7 @@ template <class C> struct WgmmaGemm {
     // after wait_group 1 has retired batch kk - 2, the slot's previous reader: 2 x REP x 4 registers of weights.
     // (Batches of two groups, one ldmatrix.x4, timed the same at 8192^3 and spilled with per-group scales.)
     static constexpr int FINE_LIMIT = 160;  // wgmma.py MAX_SWAP
-    static constexpr bool FINE = C::SWAP && !C::SYNC && REP * ACC + 2 * REP * KSTEPS * 4 > FINE_LIMIT;
+    static constexpr bool FINE = RS && !C::SYNC && REP * ACC + 2 * REP * KSTEPS * 4 > FINE_LIMIT;
     static_assert(!FINE || KSTEPS % 2 == 0, "each K-tile's first batch in slot 0");
 
     // The fragments of group kk of 64-row block r (load_weight_pair's, one group).
@@ -1781,7 +1787,7 @@ template <class C> struct WgmmaGemm {
                 mainloop_sync<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else if constexpr (FINE) {
                 mainloop_swap_fine<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, cw, warp, lane);
-            } else if constexpr (C::SWAP) {
+            } else if constexpr (RS) {
                 mainloop_swap<GS>(P.p, T, smem, full, empty, acc, stage, phase, cm, cn, warp, lane);
             } else
             for (int i = 0; i < T.iters; ++i) {
@@ -1801,7 +1807,7 @@ template <class C> struct WgmmaGemm {
                 advance(stage, phase);
             }
             if (PINGPONG && more(P, t + tile_step(), c)) sm90::named_arrive(3 + (1 - cw), 256);
-            if constexpr (!C::SWAP && !PROMOTED) {
+            if constexpr (!RS && !PROMOTED) {
                 sm90::wgmma_wait<0>();
 #pragma unroll
                 for (int r = 0; r < REP; ++r) sm90::fence_regs(acc[r]);
@@ -1869,7 +1875,7 @@ template <class C> struct WgmmaGemm {
             if constexpr (CLUSTER_SPLIT) sm90::cluster_sync();  // the consumers' one barrier of cluster_sum
         } else {
             sm90::regs_alloc<CONSUMER_REGS>();
-            if constexpr (C::SWAP) {  // the mixed kernels: per-group weight scales or not, once per launch
+            if constexpr (RS) {  // the mixed kernels: per-group weight scales or not, once per launch
                 if (weight_group_scales<C::DU>(P.p))
                     consume<true>(P, smem, full, empty, wg - 1);
                 else

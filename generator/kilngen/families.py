@@ -100,7 +100,7 @@ class FamilySpec:
     mma_op: Callable                # (sol, A device type, B device type) -> the device header's instruction type
     layouts: tuple = (Layout.TN, Layout.NN)  # the layouts it reads
     layout_reason: str = ""         # why it refuses the others ("the <family> family <reason>")
-    swap: Callable = _never         # sol -> B is the register operand (D computed transposed)
+    swap: Callable = _never         # sol -> D computed transposed (B's rows on the M side; prepacked or sab 1)
     fast_accum: Callable = _never   # sol -> fp8 sums kept in reduced precision over all of K (kiln_solution.fast_accum)
     asm: Callable = _no_asm         # sol -> an instruction spelled out in the kernel (render's KernelView.wgmma)
     split: Callable = _never        # sol -> pr 1 keeps its two sums as column halves (KernelView.split)

@@ -49,6 +49,7 @@ class Solution:
     pk: int
     pr: int = 0
     mc: int = 0
+    sab: int = 0
 
     @property
     def name(self) -> str:

@@ -60,6 +60,7 @@ _TMA_PAD = "uses the 128-byte TMA swizzle, not padding"
 _FP32_ACC = "adds every matrix instruction's products into FP32 accumulators (nothing to promote)"
 _NO_CLUSTER = "launches workgroups alone (thread-block clusters are the wgmma family's)"
 _ONE_PER_TILE = "launches one workgroup per tile (persistent kernels are the wgmma family's)"
+_AS_GIVEN = "computes D as given (swap-AB is the wgmma family's)"
 
 # In name order: kernel names list every parameter, in this order, between the types and the family.
 PARAMS = (
@@ -134,6 +135,12 @@ PARAMS = (
           "one tile and the first adds the others' sums from their shared memory (no workspace, no reduce kernel)",
           fixed=((_MMA, 0, _NO_CLUSTER), (_MFMA, 0, _NO_CLUSTER), (_WMMA, 0, _NO_CLUSTER)),
           say="0 (none), 1 (pairs along M share B), 2 (pairs along N share A) or 3 (split-K in a cluster)"),
+    Param("sab", "SAB", 1, _FLAG, 0,
+          "swap-AB: 1 computes D^T = B A^T, B's rows (N) on wgmma's 64-row M side and A's rows (M) on its N side, "
+          "which takes any multiple of 8, and the epilogue writes D back transposed (wgmma SS kernels; small and "
+          "mid M). Prepacked-weight kernels always compute D^T and take 0",
+          fixed=((_MMA, 0, _AS_GIVEN), (_MFMA, 0, _AS_GIVEN), (_WMMA, 0, _AS_GIVEN)),
+          say="0 (D as given) or 1 (D^T: B's rows on wgmma's M side)"),
 )
 PARAM = {p.field: p for p in PARAMS}
 PARAM_FIELDS = tuple(p.field for p in PARAMS)

@@ -42,7 +42,7 @@ class KernelView:
     lds_bytes: int
     attrs: str          # AMD: kernel attributes (workgroup size, occupancy target)
     reduce_attrs: str   # AMD: the split-K reduce kernel's
-    swap: str           # wgmma: weights are the register operand (mixed_w8)
+    swap: str           # wgmma: D computed transposed (prepacked weights, or sab 1)
     wgmma: tuple        # wgmma: (N, run() parameters, asm lines, outputs, inputs) of the instruction
     block_scales: str   # block-scaled fp8 (KILN_SCALE_BLOCK): promote every K-tile
     grouped: str        # grouped (MoE) GEMM: walk the groups' tiles (wgmma)

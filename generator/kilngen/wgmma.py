@@ -43,7 +43,7 @@ def block_scales(sol) -> bool:
 
 def promoted(sol) -> bool:
     """Tensor/row-scaled fp8 sums added to FP32 accumulators every pr K-tiles (kiln_gemm_wgmma.h, PROMOTED)."""
-    return sol.pr > 0 and sol.problem.both_fp8 and not block_scales(sol) and not swap(sol)
+    return sol.pr > 0 and sol.problem.both_fp8 and not block_scales(sol) and not rs(sol)
 
 
 def _acc(sol) -> int:
@@ -63,7 +63,7 @@ def _frags(sol, fine_: bool = False) -> int:
 def fine(sol) -> bool:
     """Prepacked-weight tiles whose two K-tiles of widened weights would not fit beside the accumulators widen one
     16-K group ahead instead (kiln_gemm_wgmma.h, FINE; the same rule as there)."""
-    return swap(sol) and not sync(sol) and _acc(sol) + _frags(sol) > MAX_SWAP
+    return rs(sol) and not sync(sol) and _acc(sol) + _frags(sol) > MAX_SWAP
 
 
 def pipelined(sol) -> bool:
@@ -98,7 +98,14 @@ def fast_accum(sol) -> bool:
 
 
 def swap(sol) -> bool:
-    """With prepacked fp8 weights the weights are wgmma's register operand and D is computed transposed."""
+    """D is computed transposed (D^T = B A^T): B's rows take wgmma's M side, A's rows its N side, and the epilogue
+    writes D back (kiln_gemm_wgmma.h, SWAP). Always with prepacked weights (rs), and with sab 1 in the SS kernels."""
+    return sol.problem.b_prepacked or sol.sab == 1
+
+
+def rs(sol) -> bool:
+    """Prepacked fp8 weights: wgmma's register operand, read from shared memory and widened by the consumers
+    (kiln_gemm_wgmma.h, RS)."""
     return sol.problem.b_prepacked
 
 
@@ -112,7 +119,7 @@ def sync(sol) -> bool:
     wgmma. At decode sizes each wgmma costs about the same whatever its N, so the bytes of weights one instruction
     takes (64 rows x 16 K) bound the rate an SM streams them at; mma.sync has no such floor (kiln_gemm_wgmma.h,
     mainloop_sync)."""
-    return swap(sol) and tuple(sol.mi) == SYNC_MI
+    return rs(sol) and tuple(sol.mi) == SYNC_MI
 
 
 def direct(sol) -> bool:
@@ -167,9 +174,9 @@ def _direct(sol):
 
 
 def shape(sol) -> tuple:
-    """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along the operand in
-    shared memory (B's columns; with swap, A's rows), K is 32 bytes of the shared-memory operand. Needs positive mt
-    and wg (rules.shape_problem)."""
+    """The wgmma instruction (64, N, K) the tile and warpgroups imply: N is a consumer's extent along wgmma's B operand
+    (D's columns; with swap, D's rows), K is 32 bytes of the shared-memory operand. Needs positive mt and wg
+    (rules.shape_problem)."""
     n = sol.mt[0] // sol.wg[0] if swap(sol) else sol.mt[1] // sol.wg[1]
     return (64, n, 32 if sol.problem.both_fp8 else 16)
 
@@ -189,8 +196,9 @@ def tma_d(sol) -> bool:
 
 
 def swap_tma(sol) -> bool:
-    """Whether a prepacked-weight kernel stores D through the copy engine (kiln_gemm_wgmma.h, SWAP_TMA): no split-K,
-    a 16-bit D, each consumer's tokens and weights whole 64 x 64 boxes, its sub-tile of D beside the ring."""
+    """Whether a swapped kernel (prepacked weights, or sab 1) stores D through the copy engine (kiln_gemm_wgmma.h,
+    SWAP_TMA): no split-K, a 16-bit D, each consumer's rows and columns whole 64 x 64 boxes, its sub-tile of D beside
+    the ring."""
     if not swap(sol) or reduces(sol) or DTYPE_INFO[sol.problem.d].bytes != 2:
         return False
     rpc, cpc = sol.mt[0] // sol.wg[0], sol.mt[1] // sol.wg[1]
@@ -269,14 +277,14 @@ _PTX = {DType.F16: "f16", DType.BF16: "bf16", DType.E4M3: "e4m3", DType.E5M2: "e
 
 def asm(sol, n: Optional[int] = None) -> tuple:
     """One wgmma.mma_async with its N/2 accumulator operands, as (N, run() parameters, asm lines, outputs, inputs):
-    shared-memory A and B descriptors, or (swap) the widened weights as four A registers. scale-d = 0 starts the sum
-    (first K step of a tile)."""
+    shared-memory A and B descriptors (sab 1: wgmma's A is the problem's B), or (prepacked weights) the widened weights
+    as four A registers. scale-d = 0 starts the sum (first K step of a tile)."""
     _m, mi_n, k = shape(sol) if sync(sol) else sol.mi
     n = n or mi_n
     regs = n // 2
     acc = ", ".join(f"%{i}" for i in range(regs))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    if swap(sol):
+    if rs(sol):
         t = _PTX[sol.problem.a]
         params = f"float (&d)[{regs}], const uint32_t (&a)[4], uint64_t b, int scale_d"
         a_ops = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
@@ -286,6 +294,8 @@ def asm(sol, n: Optional[int] = None) -> tuple:
     else:
         pr = sol.problem
         ta, tb = (_PTX[pr.a], _PTX[pr.b]) if sol.native_fp8 else (_PTX[sol.mma_type],) * 2
+        if swap(sol):  # wgmma's A operand is the problem's B
+            ta, tb = tb, ta
         imm = ", 1, 1" if sol.native_fp8 else ", 1, 1, 0, 0"  # 16-bit types also take the transpose flags
         params = f"float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d"
         body = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} {{{acc}}}, %{regs}, %{regs + 1}, p{imm};"
@@ -336,8 +346,8 @@ def _tile(sol):
     acc = (wgmma_m // 64) * wgmma_n // 2 * sums
     # swap: two K-tiles of widened weights (the next one is widened while this one's wgmma run; mainloop_swap), or
     # where those do not fit, two batches of one 16-K group each (mainloop_swap_fine)
-    frags = _frags(sol, fine(sol)) if swap(sol) else 0
-    limit = MAX_SWAP if swap(sol) else MAX_ACC
+    frags = _frags(sol, fine(sol)) if rs(sol) else 0
+    limit = MAX_SWAP if rs(sol) else MAX_ACC
     if acc + frags > limit:
         held = f"{acc} f32 accumulators" + (" (with the K-tile's sum)" if sums == 2 else "")
         held += f" + {frags} weight registers" if frags else ""
@@ -383,7 +393,7 @@ def _promote(sol):
         return None
     if block_scales(sol):
         return f"{sol.pr}: block-scaled kernels promote every K-tile with their scales; pr must be 0"
-    if not sol.problem.both_fp8 or swap(sol):
+    if not sol.problem.both_fp8 or rs(sol):
         return f"{sol.pr}: only fp8 x fp8 sums need promotion (16-bit wgmma accumulates in FP32); pr must be 0"
 
 
@@ -409,13 +419,29 @@ def _multicast(sol):
         return None
     if sol.problem.spec.grouped:
         return f"{sol.mc}: a grouped kernel's neighbouring tiles may lie in different groups; multicast is for one GEMM"
-    if swap(sol):
+    if rs(sol):
         return f"{sol.mc}: prepacked-weight kernels read B through registers; multicast is for the SS kernels"
+    if swap(sol):
+        return f"{sol.mc}: multicast pairs share an operand of the tile as given; sab 1 kernels take mc 0 or 3"
     rows = sol.mt[1] if sol.mc == 1 else sol.mt[0]
     if rows % 16:
         return (f"{sol.mc}: the shared operand's {rows} tile rows do not split into two halves of whole 8-row swizzle "
                 f"groups")
 
 
-RULES = (("wsgr", _direct), ("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
+def _sab(sol):
+    """sab 1: the SS kernels' swap-AB (kiln_gemm_wgmma.h, SWAP without B_PACKED)."""
+    if sol.sab == 0:
+        return None
+    if sol.problem.b_prepacked:
+        return "1: prepacked-weight kernels compute D transposed already; sab is for the SS kernels (0 here)"
+    if block_scales(sol) or sol.problem.spec.grouped:
+        return "1: swap-AB is built for the dense tensor/row-scaled and 16-bit kernels, not block-scaled or grouped ones"
+    rows = sol.mt[0] // sol.wg[0]
+    if split(sol) and rows % 16:
+        return (f"1 with split promotion (pr 1 over 64 accumulators) halves each consumer's {rows} rows into two "
+                f"wgmma N: the rows must be a multiple of 16")
+
+
+RULES = (("wsgr", _direct), ("sab", _sab), ("wg", _wg), ("mt", _tile), ("mt", _depth), ("mi", _mi), ("pk", _ping_pong), ("mt", _block),
          ("pk", _block_pk), ("pr", _promote), ("gsu", grouped_gsu), ("mt", grouped_depth), ("mc", _multicast))
