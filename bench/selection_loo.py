@@ -109,8 +109,8 @@ def leave_one_out(results: dict, neighbors: int, sms: int) -> list:
 
 
 def norm(name: str) -> str:
-    """A kernel name without the PR and MC tokens, which older results lack."""
-    return re.sub(r"_(PR|MC)\d", "", name)
+    """A kernel name without the PR, MC and SAB tokens, which older results lack."""
+    return re.sub(r"_(PR|MC|SAB)\d", "", name)
 
 
 def logic_of(path: Path, problem: str = "e4m3,e4m3,bf16") -> tuple:

@@ -50,7 +50,7 @@ def golden():
 
 
 GOLDEN_NAME = ("Cijk_Alik_Bljk_F8F8B_MT128x256x128_WG2x4_MI16x8x32_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_LXS1_GSU1_"
-               "WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM90")
+               "WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM90")
 
 
 # --- names ---------------------------------------------------------------------------------------------------------
@@ -63,19 +63,19 @@ def test_golden_names_of_other_kinds():
     mixed = dataclasses.replace(golden(), arch=Arch.SM89, mi=(16, 8, 16), problem=Problem(
         Kind.MIXED_W8, DType.BF16, DType.E5M2, DType.BF16, Layout.TN))
     assert mixed.name == ("Cijk_Alik_Bljk_BB8BP_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_"
-                          "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM89")
+                          "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM89")
     gemm = dataclasses.replace(golden(), arch=Arch.SM80, mi=(16, 8, 16), gsu=4, problem=Problem(
         Kind.GEMM, DType.F16, DType.F16, DType.F32, Layout.NN))
     assert gemm.name == ("Cijk_Alik_Bjlk_HHS_MT128x256x128_WG2x4_MI16x8x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_LPB0_"
-                         "LXS1_GSU4_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM80")
+                         "LXS1_GSU4_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM80")
     fnuz = dataclasses.replace(golden(), arch=Arch.GFX942, family=Family.MFMA, mi=(32, 32, 16), pgr=2, ldsb=1, occ=2,
                                problem=Problem(Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN))
     assert fnuz.name == ("Cijk_Alik_Bljk_F8NB8NH_MT128x256x128_WG2x4_MI32x32x16_PGR2_PLR0_SU32_SUS256_SUM0_LPA0_"
-                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB1_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_MFMA_GFX942")
+                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB1_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_SAB0_MFMA_GFX942")
     wmma = dataclasses.replace(golden(), arch=Arch.GFX1151, family=Family.WMMA, mi=(16, 16, 16), tlds=1, wsgr=1,
                                problem=Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN))
     assert wmma.name == ("Cijk_Alik_Bljk_HF8HP_MT128x256x128_WG2x4_MI16x16x16_PGR4_PLR0_SU32_SUS256_SUM0_LPA0_"
-                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR1_OCC0_PK0_PR0_MC0_WMMA_GFX1151")
+                         "LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR1_OCC0_PK0_PR0_MC0_SAB0_WMMA_GFX1151")
     assert decode(fnuz.name) == fnuz and decode(wmma.name) == wmma
 
 
@@ -270,7 +270,7 @@ def test_fnv1a64_known_values(text, value):
 
 def test_fnv1a64_of_golden_name_is_stable():
     # The runtime's tables carry this hash; it must not change while the name does not.
-    assert fnv1a64(GOLDEN_NAME) == 0xAE931B32077F80A1
+    assert fnv1a64(GOLDEN_NAME) == 0x2C8F776353376D66
 
 
 # --- the parameter catalogue -----------------------------------------------------------------------------------------
@@ -418,3 +418,35 @@ def test_wgmma_prepacked_weights_register_rule():
     assert field and "256 f32 accumulators + 32 weight registers" in why, why
     decode = dataclasses.replace(base, mt=(16, 256, 128), mi=(64, 16, 16), pgr=4)
     assert check(decode) is None and not wgmma.fine(decode)  # 16 accumulators + 128 weight registers
+
+
+def test_wgmma_swap_ab_rule():
+    """sab 1 on an SS kernel computes D^T: the weights (B's rows, the tile's columns) on wgmma's M side, the tokens
+    (the tile's rows) on its N side in steps of 8; fp8 operand types swap places in the instruction, promotion works as
+    unswapped (split halves along the tokens), the prepacked-weight epilogue (swap_tma) stores D, and nothing reads
+    weights through registers."""
+    from kilngen import wgmma
+    from kilngen.families import check
+    from kilngen.render import solution_row
+    fp8 = Problem(Kind.FP8_SCALED, DType.E4M3, DType.E5M2, DType.BF16, Layout.TN)
+    base = dataclasses.replace(golden(), family=Family.WGMMA, problem=fp8, mt=(96, 128, 128), wg=(1, 2),
+                               mi=(64, 96, 32), plr=0, lxs=1, pgr=4, su=0, sus=0, pk=1, pr=1, sab=1)
+    assert check(base) is None and wgmma.swap(base) and not wgmma.rs(base) and wgmma.promoted(base)
+    assert base.name.endswith("_PR1_MC0_SAB1_WGMMA_SM90") and decode(base.name) == base
+    assert wgmma.shape(base) == (64, 96, 32) and not wgmma.split(base)  # 48 accumulators: two K-tile sums
+    n, _params, lines, _outs, _ins = wgmma.asm(base)
+    assert n == 96 and "m64n96k32.f32.e5m2.e4m3" in lines[2] and '"l"(a)' in _ins  # A is the problem's B (e5m2)
+    assert "m64n96k32.f32.e4m3.e5m2" in wgmma.asm(dataclasses.replace(base, sab=0, mt=(128, 96, 128), wg=(2, 1)))[2][2]
+    wide = dataclasses.replace(base, mt=(160, 128, 128), mi=(64, 160, 32))  # 80 accumulators: split, 80-token halves
+    assert check(wide) is None and wgmma.split(wide) and wgmma.half_asm(wide)[0] == 80
+    key, why = check(dataclasses.replace(base, mt=(152, 128, 128), mi=(64, 152, 32)))  # halves of 76 tokens
+    assert key == "sab" and "multiple of 16" in why
+    box = dataclasses.replace(base, mt=(128, 128, 128), mi=(64, 128, 32), pgr=3)  # whole 64 x 64 boxes of D
+    assert wgmma.swap_tma(box) and not wgmma.tma_d(box) and solution_row(box)["tma_store"] == 1
+    assert not wgmma.swap_tma(base)  # 96 tokens: the staged epilogue
+    key, why = check(dataclasses.replace(base, mt=(96, 96, 128), mi=(64, 96, 32)))  # 48 weights a consumer
+    assert key == "mt" and "multiple of 64 (wgmma M)" in why
+    assert check(dataclasses.replace(base, mc=1))[0] == "mc"
+    assert check(dataclasses.replace(base, mc=3, gsu=2, pk=0)) is None
+    mixed = Problem(Kind.MIXED_W8, DType.F16, DType.E4M3, DType.F16, Layout.TN)
+    assert check(dataclasses.replace(base, problem=mixed, pr=0, mi=(64, 96, 16)))[0] == "sab"

@@ -159,7 +159,7 @@ def test_load_tree_sorted_and_duplicates_across_files(tmp_path):
         load_tree(tmp_path)
     assert str(info.value) == ("solutions/sm90/c.yaml:6: solutions: kernel "
                                "Cijk_Alik_Bljk_BF8HP_MT128x128x64_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_"
-                               "LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM90 is also defined in "
+                               "LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM90 is also defined in "
                                "solutions/sm90/b.yaml:6")
 
 
@@ -204,7 +204,7 @@ def test_fnuz_fp8_mfma_on_gfx942(tmp_path):
     assert sf.problems == (Problem(Kind.FP8_SCALED, DType.E4M3FNUZ, DType.E5M2FNUZ, DType.F16, Layout.TN),)
     assert sol.mi == (32, 32, 16) and sol.native_fp8 and not sol.upcast and sol.threads == 256
     assert sol.lds_bytes == 2 * 2 * 128 * 64 <= ARCH_INFO[Arch.GFX942].lds_limit
-    assert sol.name.endswith("_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MFMA_GFX942")
+    assert sol.name.endswith("_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MFMA_GFX942")
 
 
 @pytest.mark.parametrize("arch,family,a,b,mi,native", [

@@ -71,7 +71,7 @@ def test_the_grid_share_hits_no_less(share):
 def test_work_counts_the_ctas_within_a_wave(share):
     share(1.0)
     geo = loo.geometry("Cijk_Alik_Bljk_HF8HP_MT8x64x128_WG1x1_MI64x8x16_PGR10_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU4_"
-                       "WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC3_WGMMA_SM90")
+                       "WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC3_SAB0_WGMMA_SM90")
     assert geo == (8, 64, 128, 4, 3)
     one, two = loo.work(geo, 8, 1024, 8192, 132), loo.work(geo, 16, 1024, 8192, 132)
     assert two > one  # 64 and 128 CTAs: one wave either way, twice the grid

@@ -25,9 +25,9 @@ for d in block $variants block_w fp8 fp8_w; do
   mkdir -p /tmp/bg_$d && python3 tuning/probes/unxz.py $pack/$d.so.xz /tmp/bg_$d/libkiln.so.0 || exit 1
 done
 P=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR
-declare -A K=([fp8]=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_WGMMA_SM90) F=([fp8]=)
+declare -A K=([fp8]=Cijk_Alik_Bljk_F8F8B_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}1_MC0_SAB0_WGMMA_SM90) F=([fp8]=)
 for y in block $variants; do  # every block build holds the same kernel
-  K[$y]=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_WGMMA_SM90 F[$y]=--block-scales
+  K[$y]=Cijk_Alik_Bljk_F8F8BQ_MT128x128x128_WG2x1_MI64x128x32_PGR4${P}0_MC0_SAB0_WGMMA_SM90 F[$y]=--block-scales
 done
 run() {  # y lib-suffix tag sizes [preload]
   LD_PRELOAD=${5:-} LD_LIBRARY_PATH=/tmp/bg_$1$2 timeout 150 $pack/kiln_bench --a e4m3 --b e4m3 --d bf16 --layout TN \

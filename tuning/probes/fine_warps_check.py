@@ -15,7 +15,7 @@ sys.path.insert(0, "bench")
 import kiln  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
 
-TAIL = "_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR0_MC0_WGMMA_SM90"
+TAIL = "_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK1_PR0_MC0_SAB0_WGMMA_SM90"
 TYPES = {"HF8HP": (torch.float16, torch.float8_e4m3fn), "HB8HP": (torch.float16, torch.float8_e5m2),
          "BF8BP": (torch.bfloat16, torch.float8_e4m3fn), "BB8BP": (torch.bfloat16, torch.float8_e5m2)}
 

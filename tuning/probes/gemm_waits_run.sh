@@ -22,20 +22,20 @@ one() {  # work flags size kernel
 }
 for s in ${SIZES-64x4096x7168 64x7168x2048 128x7168x2048}; do
   if [ -z "${FP8_ONLY:-}" ]; then
-    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU1${S}PK1_PR0_MC0_WGMMA_SM90
-    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU2${S}PK0_PR0_MC3_WGMMA_SM90
-    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x128x128_WG1x1_MI64x128x32_PGR6${P}GSU1${S}PK1_PR0_MC0_WGMMA_SM90
+    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU1${S}PK1_PR0_MC0_SAB0_WGMMA_SM90
+    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x64x128_WG1x1_MI64x64x32_PGR8${P}GSU2${S}PK0_PR0_MC3_SAB0_WGMMA_SM90
+    one waits_block --block-scales $s Cijk_Alik_Bljk_F8F8BQ_MT64x128x128_WG1x1_MI64x128x32_PGR6${P}GSU1${S}PK1_PR0_MC0_SAB0_WGMMA_SM90
   fi
   for w in ${FP8_WORKS:-waits_fp8}; do  # waits_fp8c8: the same kernels built with KILN_PROBE_PIPE_CHAIN=8 too
-    one $w "" $s Cijk_Alik_Bljk_F8F8B_MT64x64x128_WG1x1_MI64x64x32_PGR6${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90
-    one $w "" $s Cijk_Alik_Bljk_F8F8B_MT64x128x128_WG1x1_MI64x128x32_PGR6${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90
+    one $w "" $s Cijk_Alik_Bljk_F8F8B_MT64x64x128_WG1x1_MI64x64x32_PGR6${P}GSU1${S}PK1_PR1_MC0_SAB0_WGMMA_SM90
+    one $w "" $s Cijk_Alik_Bljk_F8F8B_MT64x128x128_WG1x1_MI64x128x32_PGR6${P}GSU1${S}PK1_PR1_MC0_SAB0_WGMMA_SM90
   done
 done
 if [ -n "${LARGE:-}" ]; then  # the M = 4096 picks, promoted (waits_large) and their pr 0 twins (waits_large_fast)
   for s in ${LARGE_SIZES:-4096x4096x7168 8192x8192x8192}; do
     for t in MT128x256x128_WG2x1_MI64x256x32 MT128x192x128_WG2x1_MI64x192x32; do
-      one waits_large "" $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90
-      one waits_large_fast --fast-accum $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR0_MC0_WGMMA_SM90
+      one waits_large "" $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR1_MC0_SAB0_WGMMA_SM90
+      one waits_large_fast --fast-accum $s Cijk_Alik_Bljk_F8F8B_${t}_PGR2${P}GSU1${S}PK1_PR0_MC0_SAB0_WGMMA_SM90
     done
   done
 fi
@@ -45,7 +45,7 @@ if [ -n "${NCU:-}" ]; then  # the tensor pipe and instruction counts of the ship
     LD_PRELOAD=$OUT/shim.so LD_LIBRARY_PATH=$B timeout 90 ncu --clock-control none -k regex:Cijk --launch-skip 3 -c 1 \
       --section ComputeWorkloadAnalysis --section SpeedOfLight --section WarpStateStats $B/kiln_bench --a e4m3 --b e4m3 \
       --d bf16 --sizes 64x4096x7168 --iters 1 --warmup 2 --solutions \
-      Cijk_Alik_Bljk_F8F8B_MT64x64x128_WG1x1_MI64x64x32_PGR6${P}GSU1${S}PK1_PR1_MC0_WGMMA_SM90 > $OUT/ncu_$w.txt 2>&1
+      Cijk_Alik_Bljk_F8F8B_MT64x64x128_WG1x1_MI64x64x32_PGR6${P}GSU1${S}PK1_PR1_MC0_SAB0_WGMMA_SM90 > $OUT/ncu_$w.txt 2>&1
     echo "== ncu $w 64x4096x7168"; grep -E "Duration|Executed Ipc A|Issue Slots Busy|Tensor|Stall|Warp Cycles Per Issued" $OUT/ncu_$w.txt | head -14
   done
 fi

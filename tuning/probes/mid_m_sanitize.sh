@@ -14,7 +14,7 @@ echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|passed|failed' $OUT/racechec
 P=Cijk_Alik_Bljk_F8F8B_MT
 S=_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1
 for n in 128x256x128_WG2x1_MI64x256x32_PGR2${S}_GSU2 128x128x128_WG2x1_MI64x128x32_PGR4${S}_GSU3; do
-  name=$P${n}_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR1_MC3_WGMMA_SM90
+  name=$P${n}_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR1_MC3_SAB0_WGMMA_SM90
   for tool in memcheck racecheck; do
     LD_LIBRARY_PATH=$PWD/build-probe/midm/build timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 build-probe/midm/build/kiln_bench --a e4m3 --b e4m3 --d bf16 --sizes 200x520x1024 --solutions $name --warmup 0 --iters 1 > $OUT/probe_$tool.log 2>&1
     echo "$tool ${n%%_WG*} gsu${n##*GSU} rc=$?: $(grep -E 'SUMMARY|pass|FAIL' $OUT/probe_$tool.log | tail -2 | tr '\n' ' ')"

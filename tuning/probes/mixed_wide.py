@@ -14,7 +14,7 @@ import kiln  # noqa: E402
 from bench_gemm import time_fn  # noqa: E402
 from mixed_picks import weight_sets  # noqa: E402  (tuning/probes, the script's directory)
 
-TAIL = "_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK{pk}_PR0_MC0_WGMMA_SM90"
+TAIL = "_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU1_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK{pk}_PR0_MC0_SAB0_WGMMA_SM90"
 WIDE = ["MT256x64x128_WG1x1_MI64x256x16_PGR1", "MT256x128x128_WG1x2_MI64x256x16_PGR1",
         "MT192x64x128_WG1x1_MI64x192x16_PGR2", "MT192x128x128_WG1x2_MI64x192x16_PGR1"]
 NAMES = ["Cijk_Alik_Bljk_HF8HP_" + w + TAIL.format(pk=1) for w in WIDE]

@@ -6,20 +6,20 @@
 #include "table.h"
 
 const kiln_solution kiln_solutions[] = {
-    /* 0 */ {.name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_WMMA_GFX1151",
-        .name_hash = 0x1b1fedd515899745ull, .arch = KILN_ARCH_GFX1151, .family = KILN_FAMILY_WMMA, .launch = KILN_LAUNCH_PLAIN,
+    /* 0 */ {.name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_SAB0_WMMA_GFX1151",
+        .name_hash = 0xa4a52dd5625de844ull, .arch = KILN_ARCH_GFX1151, .family = KILN_FAMILY_WMMA, .launch = KILN_LAUNCH_PLAIN,
         .kind = KILN_KIND_MIXED_W8, .a_type = KILN_DTYPE_F16, .b_type = KILN_DTYPE_E4M3, .d_type = KILN_DTYPE_F16, .layout = KILN_LAYOUT_TN,
         .b_prepacked = 1, .mt0 = 64, .mt1 = 64, .depth_u = 32, .threads = 128,
         .lds_bytes = 12288, .gsu = 2, .wgm = 8, .align_a = 8, .align_b = 16,
-        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_WMMA_GFX1151_reduce", .persistent = 0, .multicast = 0,
+        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bljk_HF8HP_MT64x64x32_WG2x2_MI16x16x16_PGR1_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC2_PK0_PR0_MC0_SAB0_WMMA_GFX1151_reduce", .persistent = 0, .multicast = 0,
         .fast_accum = 0, .overlap = 0,
         .tma_store = 0},
-    /* 1 */ {.name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM90",
-        .name_hash = 0x3f390a037f5ba568ull, .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_MMA, .launch = KILN_LAUNCH_PLAIN,
+    /* 1 */ {.name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM90",
+        .name_hash = 0x7e17590231964421ull, .arch = KILN_ARCH_SM90, .family = KILN_FAMILY_MMA, .launch = KILN_LAUNCH_PLAIN,
         .kind = KILN_KIND_GEMM, .a_type = KILN_DTYPE_F16, .b_type = KILN_DTYPE_F16, .d_type = KILN_DTYPE_F16, .layout = KILN_LAYOUT_NN,
         .b_prepacked = 0, .mt0 = 64, .mt1 = 64, .depth_u = 32, .threads = 128,
         .lds_bytes = 24576, .gsu = 2, .wgm = 8, .align_a = 8, .align_b = 8,
-        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_MMA_SM90_reduce", .persistent = 0, .multicast = 0,
+        .k_multiple = 1, .reduce_name = "Cijk_Alik_Bjlk_HHH_MT64x64x32_WG2x2_MI16x8x16_PGR2_PLR0_SU0_SUS0_SUM0_LPA0_LPB0_LXS1_GSU2_WGM8_VWA16_VWB16_LDSB0_TLDS1_LBSPP0_WSGR0_OCC0_PK0_PR0_MC0_SAB0_MMA_SM90_reduce", .persistent = 0, .multicast = 0,
         .fast_accum = 0, .overlap = 0,
         .tma_store = 0},
 };
