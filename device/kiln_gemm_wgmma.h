@@ -621,8 +621,10 @@ template <class C> struct WgmmaGemm {
     // Only B carries the epilogue's code, once: the unrolled part A is a store per accumulator pair.
     static constexpr int CHUNK = 32;
     // Rows a thread flushes per step: two where the accumulators leave the registers for it (a third of the
-    // 168 ptxas allocates under the launch bounds), else one.
-    static constexpr int FLUSH_ROWS = REP * ACC <= 64 && RPC >= 64 ? 2 : 1;
+    // 168 ptxas allocates under the launch bounds) and the rows are whole steps of 64 (the loads of a step come
+    // before its rows are checked, so a partial last step would read past the staging: swap-AB's 96-token tiles),
+    // else one.
+    static constexpr int FLUSH_ROWS = REP * ACC <= 64 && RPC >= 64 && RPC % 64 == 0 ? 2 : 1;
     static constexpr int CHUNKS = CPC / CHUNK;
 
     KILN_DEVICE static uint32_t staging_addr(uint32_t base, int row, int col) {
