@@ -69,7 +69,7 @@ EST_S_PER_TFLOP = 3.5
 MAX_EST_S = 480.0      # the list must stay one run of under 8 minutes
 # name tokens that hold the usual value: left out of short names (docs/naming.md)
 USUAL_TOKENS = {"PLR0", "SU0", "SUS0", "SUM0", "LPA0", "LPB0", "LXS1", "GSU1", "WGM8", "VWA16", "VWB16", "LDSB0",
-                "TLDS1", "LBSPP0", "WSGR0", "OCC0"}
+                "TLDS1", "LBSPP0", "WSGR0", "OCC0", "SAB0"}
 
 
 # ---- pure helpers ----
