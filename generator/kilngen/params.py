@@ -137,8 +137,8 @@ PARAMS = (
           say="0 (none), 1 (pairs along M share B), 2 (pairs along N share A) or 3 (split-K in a cluster)"),
     Param("sab", "SAB", 1, _FLAG, 0,
           "swap-AB: 1 computes D^T = B A^T, B's rows (N) on wgmma's 64-row M side and A's rows (M) on its N side, "
-          "which takes any multiple of 8, and the epilogue writes D back transposed (wgmma SS kernels; small and "
-          "mid M). Prepacked-weight kernels always compute D^T and take 0",
+          "which takes any multiple of 8, and the epilogue writes D back transposed (wgmma fp8 x fp8 SS kernels; "
+          "small and mid M). Prepacked-weight kernels always compute D^T and take 0",
           fixed=((_MMA, 0, _AS_GIVEN), (_MFMA, 0, _AS_GIVEN), (_WMMA, 0, _AS_GIVEN)),
           say="0 (D as given) or 1 (D^T: B's rows on wgmma's M side)"),
 )

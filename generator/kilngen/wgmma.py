@@ -437,6 +437,9 @@ def _sab(sol):
         return "1: prepacked-weight kernels compute D transposed already; sab is for the SS kernels (0 here)"
     if block_scales(sol) or sol.problem.spec.grouped:
         return "1: swap-AB is built for the dense tensor/row-scaled and 16-bit kernels, not block-scaled or grouped ones"
+    if not sol.problem.both_fp8:
+        return ("1: swap-AB has run on the GPU for fp8 x fp8 only; the 16-bit GEMM takes it once its kernels have been "
+                "checked there")
     rows = sol.mt[0] // sol.wg[0]
     if split(sol) and rows % 16:
         return (f"1 with split promotion (pr 1 over 64 accumulators) halves each consumer's {rows} rows into two "
