@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Enters the swap-AB (sab 1) kernels of a probe's kiln_bench runs (raw JSON, one file a size, as
-build-probe/swabm_bench.sh writes them; committed under tuning/results/probe_swab_h100/) into a tune's results file,
+tuning/probes/swab_merge_device.sh writes them) into a tune's results file,
 so that `kiln-gen tune --stage write` can pick them.
 
 Each probe run timed the new kernels beside kernels of the tune (sab 0); the tune's file holds those kernels' times

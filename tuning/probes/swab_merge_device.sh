@@ -7,7 +7,8 @@
 #   mkdir -p build-probe/swabm/lib && cp -L build-probe/swabm/build/{kiln_bench,libkiln.so.0} build-probe/swabm/lib/
 #   grep -o "Cijk[A-Za-z0-9_]*SAB1_WGMMA_SM90" build-probe/swabm/build/kiln_code_objects.txt | sort -u | paste -sd, - \
 #       > build-probe/swabm/lib/sab.txt
-# then, on the CPU machine, python3 tuning/probes/sab_merge.py tuning/results/sm90_fp8_promoted_h100.json <the JSONs>.
+# then, on the CPU machine, the tarball unpacked into DIR: python3 tuning/probes/sab_merge.py \
+#   tuning/results/sm90_fp8_promoted_h100.json DIR.
 #   OUT=... [LIB=build-probe/swabm/lib] [SWAB_S=170] bash tuning/probes/swab_merge_device.sh
 set -u
 OUT=${OUT:-/tmp/out}; W=/tmp/swabm; mkdir -p $W
