@@ -11,7 +11,8 @@
 #   tuning/results/sm90_fp8_promoted_h100.json DIR.
 #   OUT=... [LIB=build-probe/swabm/lib] [SWAB_S=170] bash tuning/probes/swab_merge_device.sh
 # Another probe of swap-AB forms (tuning/probes/sm90_swabk.yaml: with split-K): LIB=build-probe/swabk/lib NAME=swabk
-# SIZES="..." (its sizes, as kiln-gen tune --stage candidates lists them).
+# SIZES="..." (its sizes, as kiln-gen tune --stage candidates lists them); SKIP_SAN=1: timings only (kernels that the
+# sanitizers have seen).
 set -u
 OUT=${OUT:-/tmp/out}; W=/tmp/${NAME:-swabm}; mkdir -p $W
 LIB=${LIB:-build-probe/swabm/lib}
@@ -24,6 +25,7 @@ for s in ${SIZES:-256x2112x7168 256x24576x1536 256x32768x512 256x7168x16384 256x
   [ $(( $(date +%s) - t0 )) -gt ${SWAB_S:-170} ] && { echo "budget spent at $s"; break; }
 done
 grep -c "rc=0" $W/rc.txt; grep -v "rc=0" $W/rc.txt | head
+[ -n "${SKIP_SAN:-}" ] && { tar czf $OUT/${NAME:-swabm}.tgz -C $W .; exit 0; }
 SAB=$(cat $LIB/sab.txt)
 timeout 80 compute-sanitizer --tool memcheck --error-exitcode 9 $KB --a e4m3 --b e4m3 --d bf16 \
     --sizes 300x1000x1408,77x576x7168 --solutions $SAB --iters 1 --warmup 0 --warm-l2 > $W/memcheck.log 2>&1
