@@ -13,7 +13,8 @@ the predicted pick's measured time at S with the best candidate's there.
 The model, mirrored from select.c (keep the two in step): the `neighbors` measured sizes nearest in log2 (M, N, K)
 space; predicted ms = exp(sum_i w_i log(ms_i * work(S) / work(size_i)) / sum_i w_i), w_i = 1 / (d_i + 1/8);
 work = (ceil(tiles * gsu / SMs) + tiles * gsu / SMs) * (ceil(ceil(K / DepthU) / gsu) + 1), tiles rounded up to pairs
-along M (mc 1) or N (mc 2). Exact entries are not used (the size left out has none). Grouped results are out of scope (their sizes are
+along M (mc 1) or N (mc 2), the share term left out (`--share 0`, or a replayed logic with `selection.share: 0`:
+select.c's waves_only). Exact entries are not used (the size left out has none). Grouped results are out of scope (their sizes are
 per group and the work counts every group's tiles).
 
 Prints per-size misses (pick slower than 1.10 x best) and a summary: the fraction of sizes whose pick is within
@@ -51,7 +52,8 @@ def distance(a: tuple, b: tuple) -> float:
 SHARE = 1.0  # the unrounded share of the grid in work (select.c model_work); 0 gives the model before 2026-11-27
 
 
-def work(geo: tuple, m: int, n: int, k: int, sms: int) -> float:
+def work(geo: tuple, m: int, n: int, k: int, sms: int, share: float = None) -> float:
+    """select.c model_work; share None: SHARE (a logic with selection.share 0 passes 0: waves_only)."""
     mt0, mt1, du, gsu, mc = geo
     tm, tn = -(-m // mt0), -(-n // mt1)
     if mc == 1:
@@ -60,27 +62,27 @@ def work(geo: tuple, m: int, n: int, k: int, sms: int) -> float:
         tn = 2 * -(-tn // 2)
     tiles = tm * tn * gsu
     kiters = math.ceil(-(-k // du) / gsu)
-    return (math.ceil(tiles / sms) + SHARE * tiles / sms) * (kiters + 1.0)
+    return (math.ceil(tiles / sms) + (SHARE if share is None else share) * tiles / sms) * (kiters + 1.0)
 
 
 def passing(rows) -> dict:
     return {r["name"]: r["ms"] for r in rows or () if r.get("pass") and r.get("ms", 0) > 0}
 
 
-def predict(size: tuple, solutions: list, timings: dict, neighbors: int, sms: int) -> dict:
+def predict(size: tuple, solutions: list, timings: dict, neighbors: int, sms: int, share: float = None) -> dict:
     """{name: predicted ms at size} from timings {measured size: {name: ms}} (select.c rank_model)."""
     near = sorted(timings, key=lambda s: distance(size, s))[:neighbors]
     out = {}
     for name in solutions:
         geo = geometry(name)
-        here = work(geo, *size, sms)
+        here = work(geo, *size, sms, share)
         num = den = 0.0
         for s in near:
             ms = timings[s].get(name, 0.0)
             if not ms > 0:
                 continue
             w = 1.0 / (distance(size, s) + 0.125)
-            num += w * math.log(ms * here / work(geo, *s, sms))
+            num += w * math.log(ms * here / work(geo, *s, sms, share))
             den += w
         if den > 0:
             out[name] = math.exp(num / den)
@@ -114,28 +116,28 @@ def norm(name: str) -> str:
 
 
 def logic_of(path: Path, problem: str = "e4m3,e4m3,bf16") -> tuple:
-    """(solution names, {size: {name: ms}}, exact sizes, neighbors) of the logic of a solutions YAML for the problem
-    types a,b,d."""
+    """(solution names, {size: {name: ms}}, exact sizes, neighbors, share) of the logic of a solutions YAML for the
+    problem types a,b,d (share: its selection.share, 0 or 1)."""
     root = path.resolve().parents[2]  # solutions/<arch>/<file>.yaml
     a, b, d = problem.split(",")
     sf = schema.load_file(path.resolve(), root)
     lg = next(lg for lg in sf.logics if (lg.problem.a.value, lg.problem.b.value, lg.problem.d.value) == (a, b, d))
     names = [s.name for s in lg.solutions]
     timings = {tuple(size): {names[i]: ms for i, ms in enumerate(row) if ms and ms > 0} for size, row in lg.timings}
-    return names, timings, {tuple(e[:3]) for e in lg.exact}, lg.neighbors
+    return names, timings, {tuple(e[:3]) for e in lg.exact}, lg.neighbors, lg.share
 
 
 def replay(heldout: dict, logic: tuple, sms: int) -> list:
     """The model's pick at each held-out shape (bench/heldout.py rows: every candidate timed there) from the logic's
     timings, against the best candidate there and the pick the runtime made when the rows were measured."""
-    names, timings, exact, neighbors = logic
+    names, timings, exact, neighbors, share = logic
     rows = []
     for r in heldout["rows"]:
         size = (r["m"], r["n"], r["k"])
         cand = {norm(c["name"]): c["ms"] for c in r.get("candidates", ()) if c.get("ok")}
         if size in exact or not cand or not r.get("best_ms"):
             continue
-        pred = predict(size, names, timings, neighbors, sms)
+        pred = predict(size, names, timings, neighbors, sms, 0.0 if share == 0 else None)
         pick = min(pred, key=lambda nm: (pred[nm], nm)) if pred else None
         pick_ms = cand.get(norm(pick)) if pick else None
         rows.append({"size": list(size), "pick": pick, "pick_ms": pick_ms, "best": r["best"], "best_ms": r["best_ms"],

@@ -148,6 +148,7 @@ def render_tree(files, templates: Path, attention=()) -> dict[str, str]:
                 "exact": [(m, n, k, ids[s]) for m, n, k, s in logic.exact],
                 "timings": [(size, ["%.6e" % v if v is not None else "-1.0" for v in ms]) for size, ms in logic.timings],
                 "neighbors": logic.neighbors, "fast_accum": int(logic.fast_accum), "timed_groups": logic.timed_groups,
+                "waves_only": int(logic.share == 0),
                 "distance": DISTANCE_C[logic.distance], "fallback": ids[logic.fallback],
             })
     sources = sorted({sf.source for sf in files})

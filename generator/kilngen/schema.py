@@ -49,6 +49,7 @@ class Logic:
     neighbors: int = 0      # with timings: predict from this many nearest measured sizes
     fast_accum: bool = False  # `accumulate: fast`: for problems that allow fp8 fast accumulation only
     timed_groups: int = 0   # grouped kinds: the groups the timings were measured with (selection.groups)
+    share: int = 1          # with timings: 1 counts the unrounded grid share in the model's work, 0 the waves only
 
 
 @dataclass(frozen=True)
@@ -313,7 +314,7 @@ def _timings(r: _Reader, node, count: int) -> tuple:
 
 
 def _selection(r: _Reader, node, count: int, grouped: bool):
-    items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback", "groups"),
+    items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback", "groups", "share"),
                       prefix="selection")
     r.require(items, node, ("distance", "fallback"), "selection")
     exact, seen = [], {}
@@ -350,7 +351,15 @@ def _selection(r: _Reader, node, count: int, grouped: bool):
             r.fail(node, "selection.groups", "needs timings (it says how many groups they were measured with)")
         if not 1 <= groups <= MAX_TIMED_GROUPS:
             r.fail(node, "selection.groups", f"{groups} must be in 1..{MAX_TIMED_GROUPS}")
-    return tuple(exact), distance, fallback, timings, neighbors, groups
+    share = 1
+    if "share" in items:
+        node = items["share"][1]
+        share = r.int_(node, "selection.share")
+        if not timings:
+            r.fail(node, "selection.share", "needs timings (it shapes the model that predicts from them)")
+        if share not in (0, 1):
+            r.fail(node, "selection.share", f"{share} must be 0 (waves only) or 1 (waves and the grid's share)")
+    return tuple(exact), distance, fallback, timings, neighbors, groups, share
 
 
 def _ci(r: _Reader, node, count: int) -> frozenset:
@@ -386,10 +395,10 @@ def _parse(r: _Reader, doc) -> SolutionFile:
     entries = _entries(r, top["solutions"][1], defaults)
     per_problem = [_logic_solutions(r, arch, family, p, entries, defaults) for p in problems]
     _promotion(r, entries, per_problem, fast, defaults)
-    exact, distance, fallback, timings, neighbors, groups = _selection(r, top["selection"][1], len(entries),
-                                                                       any(p.spec.grouped for p in problems))
+    exact, distance, fallback, timings, neighbors, groups, share = _selection(
+        r, top["selection"][1], len(entries), any(p.spec.grouped for p in problems))
     ci = _ci(r, top["ci"][1], len(entries)) if "ci" in top else frozenset({fallback})
-    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors, fast, groups)
+    logics = tuple(Logic(r.source, arch, p, sols, exact, distance, fallback, timings, neighbors, fast, groups, share)
                    for p, sols in zip(problems, per_problem))
     return SolutionFile(r.source, arch, family, problems, logics, ci, tuple(e.line for e in entries))
 

@@ -23,7 +23,8 @@ The tuning YAML (docs/tuning.md):
     sizes: {exact: [[m, n, k], ...], product: {m: [...], nk: [[n, k], ...]}}
     selection: {distance: log_mnk, neighbors: 4}
                                 the logic gets every winner's time at every size, and the runtime predicts a new
-                                size's times from the `neighbors` nearest (select.c: the timing model)
+                                size's times from the `neighbors` nearest (select.c: the timing model); `share: 0`
+                                (default 1) goes into the logic: the model counts waves without the grid's share
     output: solutions/<arch>/<file>.yaml
     ci: 3                       the logic's ci list: the fallback and the kernels winning most sizes, this many
 """
@@ -82,6 +83,7 @@ class Tuning:
     groups: int = 0         # grouped kinds: the equal groups each size is timed on (kiln_bench --groups)
     group_mode: str = ""    # and their layout (kiln_bench --group-mode)
     scales: str = "tensor"  # fp8 x fp8 tensor/row kinds: the scales timed (row: kiln_bench --row-scales)
+    share: int = 1          # selection.share of the logic (select.c: 0 counts the waves only)
 
 
 _ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
@@ -209,7 +211,15 @@ def load(path: Path, root: Path) -> Tuning:
     sel = doc.get("selection") or {}
     return Tuning(source, arch, family, prob, benchmark, dict(doc.get("defaults") or {}), list(doc["space"]), filters,
                   sizes, sel.get("distance", "log_mnk"), int(sel.get("neighbors", 4)), doc["output"],
-                  int(doc.get("ci", 3)), groups, group_mode, scales)
+                  int(doc.get("ci", 3)), groups, group_mode, scales, _share(source, sel))
+
+
+def _share(source: str, sel: dict) -> int:
+    share = sel.get("share", 1)
+    if isinstance(share, bool) or share not in (0, 1):
+        raise TuneError(f"{source}: selection.share: {share!r} must be 0 (the model counts waves only) or 1 (waves "
+                        "and the grid's share, the default)")
+    return int(share)
 
 
 # ---- candidates ----
@@ -487,6 +497,8 @@ def logic_yaml(t: Tuning, results: dict) -> str:
     lines += [f"  neighbors: {min(t.neighbors, len(won))}"]
     if t.groups:  # the runtime's timing model counts every group's tiles (select.c, timed_groups)
         lines.append(f"  groups: {t.groups}  # the timings' equal groups ({t.group_mode})")
+    if t.share != 1:  # the timing model's work without the grid's share (select.c, waves_only)
+        lines.append(f"  share: {t.share}  # the model counts waves only (the tune's selection)")
     lines += [f"  distance: {t.distance}", f"  fallback: {index[fallback]}", f"ci: [{', '.join(map(str, ci))}]"]
     return "\n".join(lines) + "\n"
 

@@ -430,13 +430,15 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
  * tile read it twice). Checked offline by bench/selection_loo.py, which mirrors this model: leaving each size out of
  * the five H100 tunes and replaying three held-out fp8 runs, the share gave picks within 10% of the best as often or
  * more often on each, and never a higher worst case (held-out at ffa4565: mean pick/best 1.010 -> 1.008, worst
- * 1.12 -> 1.08; the oldest replay's mean rose 1.016 -> 1.018, bench/NOTES.md). Scaling
+ * 1.12 -> 1.08; the oldest replay's mean rose 1.016 -> 1.018, bench/NOTES.md). A logic whose tune picks better
+ * without the share says `selection.share: 0` (waves_only): the promoted fp8 logic since its swap-AB tiles, whose
+ * 16-160-token grids the share penalized (bench/NOTES.md, "Swap-AB"). Scaling
  * by work carries what the nearest sizes measured over to the wave quantization and K of this size, which a plain
  * nearest-entry lookup cannot; the solutions then rank by predicted time (tier 2, between exact entries and nearest
  * entries). */
 
 static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t m, int64_t n, int64_t k,
-                         int64_t groups, int sms)
+                         int64_t groups, int sms, int waves_only)
 {
     /* multicast kernels take tiles in pairs along M (1) or N (2) */
     int64_t tm = ceil_div(m, s->mt0), tn = ceil_div(n, s->mt1);
@@ -444,7 +446,7 @@ static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t 
     tn = s->multicast == 2 ? 2 * ceil_div(tn, 2) : tn;
     double tiles = (double)tm * (double)tn * (double)p->batch * (double)groups * s->gsu;
     double kiters = ceil((double)ceil_div(k, s->depth_u) / s->gsu);
-    return (ceil(tiles / sms) + tiles / sms) * (kiters + 1.0);
+    return (ceil(tiles / sms) + (waves_only ? 0.0 : tiles / sms)) * (kiters + 1.0);
 }
 
 static int nearest_timings(const kiln_logic *l, const kiln_problem *p, int *idx, double *dist)
@@ -479,7 +481,8 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
     int idx[KILN_MODEL_MAX_NEIGHBORS];
     double dist[KILN_MODEL_MAX_NEIGHBORS];
     int n = nearest_timings(l, p, idx, dist);
-    textf(tx, "model (%s): %d nearest measured sizes, %d SMs:", l->source, n, sms);
+    textf(tx, "model (%s): %d nearest measured sizes, %d SMs%s:", l->source, n, sms,
+          l->waves_only ? ", waves only" : "");
     for (int i = 0; i < n; i++) {
         const int64_t *sz = &l->timing_sizes[3 * idx[i]];
         textf(tx, " %" PRId64 "x%" PRId64 "x%" PRId64 " (%.2f)", sz[0], sz[1], sz[2], dist[i]);
@@ -497,14 +500,16 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
         if (!accepted(ls->t, c, s) || c[s].tier == TIER_EXACT)
             continue;
         const kiln_solution *sol = &ls->t->solutions[s];
-        double num = 0.0, den = 0.0, here = model_work(sol, p, p->m, p->n, p->k, groups_here, sms);
+        double num = 0.0, den = 0.0;
+        double here = model_work(sol, p, p->m, p->n, p->k, groups_here, sms, l->waves_only);
         for (int i = 0; i < n; i++) {
             float ms = l->timing_ms[(size_t)idx[i] * (size_t)l->num_solutions + (size_t)j];
             if (!(ms > 0.0f))
                 continue;
             const int64_t *sz = &l->timing_sizes[3 * idx[i]];
             double w = 1.0 / (dist[i] + 0.125);
-            num += w * log((double)ms * here / model_work(sol, p, sz[0], sz[1], sz[2], groups_timed, sms));
+            double there = model_work(sol, p, sz[0], sz[1], sz[2], groups_timed, sms, l->waves_only);
+            num += w * log((double)ms * here / there);
             den += w;
         }
         if (den > 0.0 && (c[s].tier != TIER_MODEL || exp(num / den) < c[s].key)) {

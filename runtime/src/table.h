@@ -131,6 +131,7 @@ typedef struct kiln_logic {
     int fast_accum; /* 1 (`accumulate: fast`): applies only to problems with fast_accum set, which then use the
                      * fast logics of their type where any exist (select.c) */
     int timed_groups; /* grouped kinds: the groups the timings were measured with (selection.groups; 0: unknown) */
+    int waves_only; /* selection.share 0: the timing model's work counts the waves without the grid's unrounded share */
 } kiln_logic;
 
 extern const kiln_solution kiln_solutions[];

@@ -452,6 +452,12 @@ static void test_timing_model(void)
     p = fp8_problem(128, 1024, 8192);
     r = run(&t, &in);
     expect_order(&r, want_big, 2, "one wave, twice the CTAs of the smaller tile");
+    /* selection.share 0 (waves_only): one wave on both sides for both tiles, so the measured order holds */
+    one_wave.waves_only = 1;
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "one wave, waves only: the measured order");
+    CHECK(contains(r.text, "waves only"), "explain says the model counts waves only:\n%s", r.text);
+    one_wave.waves_only = 0;
     t.logics = &logic;
     in.sm_count = 1000;
 

@@ -49,6 +49,31 @@ def test_bad_filter_is_refused(tmp_path, expr, why):
         tune.load(p, tmp_path)
 
 
+def test_the_promoted_tune_writes_its_share(tmp_path):
+    """selection.share 0 in the promoted fp8 tune goes into the logic it writes (select.c: waves_only), and the
+    committed logic was written so."""
+    t = tune.load(REPO / "tuning" / "sm90_fp8_promoted.yaml", REPO)
+    assert t.share == 0
+    results = json.loads((REPO / "tuning" / "results" / "sm90_fp8_promoted_h100.json").read_text())
+    out = tmp_path / "solutions" / "sm90" / "logic.yaml"
+    out.parent.mkdir(parents=True)
+    out.write_text(tune.logic_yaml(t, results))
+    assert {lg.share for lg in schema.load_file(out, tmp_path).logics} == {0}
+    assert out.read_text() == (REPO / t.output).read_text()
+    t1 = replace(t, share=1)
+    assert "share:" not in tune.logic_yaml(t1, results)
+
+
+@pytest.mark.parametrize("value", ["2", "true", "0.5"])
+def test_bad_share_is_refused(tmp_path, value):
+    text = (REPO / "tuning" / "sm90_fp8_promoted.yaml").read_text().replace("share: 0}", f"share: {value}}}")
+    assert f"share: {value}}}" in text
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    with pytest.raises(tune.TuneError, match=r"selection.share: .* must be 0 .* or 1"):
+        tune.load(p, tmp_path)
+
+
 def fake_results(t, sols, sizes, seed=3):
     rng = random.Random(seed)
     return {"device": "fake", "sizes": {"x".join(map(str, s)): [
