@@ -313,6 +313,17 @@ def _timings(r: _Reader, node, count: int) -> tuple:
     return tuple(out)
 
 
+def _timed_int(r: _Reader, items: dict, key: str, timings: tuple, default: int, needs: str):
+    """A `selection` integer that only a logic with timings takes: (value, its node), or (default, None) if absent."""
+    if key not in items:
+        return default, None
+    node = items[key][1]
+    value = r.int_(node, f"selection.{key}")
+    if not timings:
+        r.fail(node, f"selection.{key}", f"needs timings ({needs})")
+    return value, node
+
+
 def _selection(r: _Reader, node, count: int, grouped: bool):
     items = r.mapping(node, "selection", ("exact", "timings", "neighbors", "distance", "fallback", "groups", "share"),
                       prefix="selection")
@@ -329,36 +340,23 @@ def _selection(r: _Reader, node, count: int, grouped: bool):
     distance = r.choice(items["distance"][1], "selection.distance", DISTANCES, "distance")
     fallback = r.index(items["fallback"][1], "selection.fallback", count)
     timings = _timings(r, items["timings"][1], count) if "timings" in items else ()
-    neighbors = 0
-    if "neighbors" in items:
-        node = items["neighbors"][1]
-        neighbors = r.int_(node, "selection.neighbors")
-        if not timings:
-            r.fail(node, "selection.neighbors", "needs timings (the measured sizes it predicts from)")
+    neighbors, node = _timed_int(r, items, "neighbors", timings, 0, "the measured sizes it predicts from")
+    if node is not None:
         most = min(len(timings), MAX_NEIGHBORS)
         if not 1 <= neighbors <= most:
             why = "the measured sizes" if most == len(timings) else "the most the runtime uses"
             r.fail(node, "selection.neighbors", f"{neighbors} must be in 1..{most} ({why})")
     elif timings:
         r.fail(items["timings"][1], "selection.timings", "timings need neighbors (how many nearest sizes predict)")
-    groups = 0
-    if "groups" in items:
-        node = items["groups"][1]
-        groups = r.int_(node, "selection.groups")
-        if not grouped:
-            r.fail(node, "selection.groups", "is for grouped kinds (the group count their timings were measured with)")
-        if not timings:
-            r.fail(node, "selection.groups", "needs timings (it says how many groups they were measured with)")
-        if not 1 <= groups <= MAX_TIMED_GROUPS:
-            r.fail(node, "selection.groups", f"{groups} must be in 1..{MAX_TIMED_GROUPS}")
-    share = 1
-    if "share" in items:
-        node = items["share"][1]
-        share = r.int_(node, "selection.share")
-        if not timings:
-            r.fail(node, "selection.share", "needs timings (it shapes the model that predicts from them)")
-        if share not in (0, 1):
-            r.fail(node, "selection.share", f"{share} must be 0 (waves only) or 1 (waves and the grid's share)")
+    if "groups" in items and not grouped:
+        r.fail(items["groups"][1], "selection.groups",
+               "is for grouped kinds (the group count their timings were measured with)")
+    groups, node = _timed_int(r, items, "groups", timings, 0, "it says how many groups they were measured with")
+    if node is not None and not 1 <= groups <= MAX_TIMED_GROUPS:
+        r.fail(node, "selection.groups", f"{groups} must be in 1..{MAX_TIMED_GROUPS}")
+    share, node = _timed_int(r, items, "share", timings, 1, "it shapes the model that predicts from them")
+    if node is not None and share not in (0, 1):
+        r.fail(node, "selection.share", f"{share} must be 0 (waves only) or 1 (waves and the grid's share)")
     return tuple(exact), distance, fallback, timings, neighbors, groups, share
 
 
