@@ -13,7 +13,8 @@ the predicted pick's measured time at S with the best candidate's there.
 The model, mirrored from select.c (keep the two in step): the `neighbors` measured sizes nearest in log2 (M, N, K)
 space; predicted ms = exp(sum_i w_i log(ms_i * work(S) / work(size_i)) / sum_i w_i), w_i = 1 / (d_i + 1/8);
 work = (ceil(tiles * gsu / SMs) + tiles * gsu / SMs) * (ceil(ceil(K / DepthU) / gsu) + 1), tiles rounded up to pairs
-along M (mc 1) or N (mc 2), the share term left out (`--share 0`, or a replayed logic with `selection.share: 0`:
+along M (mc 1) or N (mc 2); a solution without a time at the nearest measured size is left out where another has one
+(select.c: the others there would be predicted from it, that one only from farther sizes), the share term left out (`--share 0`, or a replayed logic with `selection.share: 0`:
 select.c's waves_only). Exact entries are not used (the size left out has none). Grouped results are out of scope (their sizes are
 per group and the work counts every group's tiles).
 
@@ -50,6 +51,7 @@ def distance(a: tuple, b: tuple) -> float:
 
 
 SHARE = 1.0  # the unrounded share of the grid in work (select.c model_work); 0 gives the model before 2026-11-27
+NEAREST = True  # only solutions timed at the nearest measured size are predicted (False: the model before ccabfcf)
 
 
 def work(geo: tuple, m: int, n: int, k: int, sms: int, share: float = None) -> float:
@@ -86,7 +88,9 @@ def predict(size: tuple, solutions: list, timings: dict, neighbors: int, sms: in
             den += w
         if den > 0:
             out[name] = math.exp(num / den)
-    return out
+    # a solution never timed at the nearest measured size is not predicted from farther ones, unless none was
+    nearest = timings[near[0]] if near and NEAREST else {}
+    return {nm: ms for nm, ms in out.items() if nearest.get(nm, 0.0) > 0} or out
 
 
 def leave_one_out(results: dict, neighbors: int, sms: int) -> list:

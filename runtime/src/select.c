@@ -430,7 +430,10 @@ static void rank_exact(const kiln_logic *l, const logic_set *ls, candidate *c, i
  * tile read it twice). Checked offline by bench/selection_loo.py, which mirrors this model: leaving each size out of
  * the five H100 tunes and replaying three held-out fp8 runs, the share gave picks within 10% of the best as often or
  * more often on each, and never a higher worst case (held-out at ffa4565: mean pick/best 1.010 -> 1.008, worst
- * 1.12 -> 1.08; the oldest replay's mean rose 1.016 -> 1.018, bench/NOTES.md). A logic whose tune picks better
+ * 1.12 -> 1.08; the oldest replay's mean rose 1.016 -> 1.018, bench/NOTES.md). A solution not timed at the nearest
+ * measured size is not predicted where another one was (its prediction would come from farther sizes only: the
+ * swap-AB forms probed up to M = 4096 were picked at M = 9000 so); leaving sizes out of the five tunes this hits as
+ * often or more often (promoted fp8 110 -> 112 of 117, mixed bf16 118 -> 119 of 128). A logic whose tune picks better
  * without the share says `selection.share: 0` (waves_only): the promoted fp8 logic since its swap-AB tiles, whose
  * 16-160-token grids the share penalized (bench/NOTES.md, "Swap-AB"). Scaling
  * by work carries what the nearest sizes measured over to the wave quantization and K of this size, which a plain
@@ -495,10 +498,23 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
         groups_here = p->groups > 0 ? p->groups : 1;
         groups_timed = l->timed_groups;
     }
+    /* Where the nearest measured size timed some of the solutions, only those are predicted: the others would be
+     * predicted from farther sizes only (a form probed at part of the grid, say), against solutions whose prediction
+     * has the nearest size in it. */
+    int nearest_only = 0;
+    for (int j = 0; j < l->num_solutions && n > 0 && !nearest_only; j++) {
+        int s = l->solutions[j];
+        nearest_only = accepted(ls->t, c, s) && c[s].tier != TIER_EXACT &&
+                       l->timing_ms[(size_t)idx[0] * (size_t)l->num_solutions + (size_t)j] > 0.0f;
+    }
     for (int j = 0; j < l->num_solutions; j++) {
         int s = l->solutions[j];
         if (!accepted(ls->t, c, s) || c[s].tier == TIER_EXACT)
             continue;
+        if (nearest_only && !(l->timing_ms[(size_t)idx[0] * (size_t)l->num_solutions + (size_t)j] > 0.0f)) {
+            textf(tx, "  [%d] not timed at the nearest measured size: not predicted\n", s);
+            continue;
+        }
         const kiln_solution *sol = &ls->t->solutions[s];
         double num = 0.0, den = 0.0;
         double here = model_work(sol, p, p->m, p->n, p->k, groups_here, sms, l->waves_only);

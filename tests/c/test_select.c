@@ -458,6 +458,24 @@ static void test_timing_model(void)
     expect_order(&r, want_small, 2, "one wave, waves only: the measured order");
     CHECK(contains(r.text, "waves only"), "explain says the model counts waves only:\n%s", r.text);
     one_wave.waves_only = 0;
+
+    /* A solution not timed at the nearest measured size is not predicted from the farther ones alone: 64x64 tiles
+     * were timed at 256x4096x7168 only (0.01 ms there would predict ~0.04 ms at 3008^3, against ~0.6 for 128x128
+     * tiles from both sizes), so at 3008^3, nearest 4096^3, the 128x128 tile comes first. */
+    static const float gap_ms[] = {1.0f, -1.0f, 0.5f, 0.1f, 1.0f, 0.01f};
+    kiln_logic gap = logic;
+    gap.num_exact = 0;
+    gap.timing_ms = gap_ms;
+    gap.neighbors = 2;
+    t.logics = &gap;
+    in.sm_count = 132;
+    p = fp8_problem(3008, 3008, 3008);
+    r = run(&t, &in);
+    expect_order(&r, want_big, 2, "not timed at the nearest size: not predicted");
+    CHECK(contains(r.text, "not timed at the nearest measured size"), "explain says why:\n%s", r.text);
+    p = fp8_problem(300, 4096, 7168); /* nearest 256x4096x7168, where both were timed: the 0.01 ms tile first */
+    r = run(&t, &in);
+    expect_order(&r, want_small, 2, "timed at the nearest size: predicted");
     t.logics = &logic;
     in.sm_count = 1000;
 

@@ -37,10 +37,12 @@ def test_the_mirror_reproduces_the_runtime_picks(share):
     assert all(r["agrees_with_then"] for r in rows), [r["size"] for r in rows if not r["agrees_with_then"]]
 
 
-def test_the_mirror_reproduces_the_swap_ab_runtime_picks(share):
+def test_the_mirror_reproduces_the_swap_ab_runtime_picks(share, monkeypatch):
     """The held-out run of e7c81d2 (the first logic with swap-AB forms, whose tiles count tokens along M as the others
-    do) replayed with that logic and the share: the mirror makes every pick that runtime made."""
+    do) replayed with that logic and the share, and without the nearest-size rule that came after it: the mirror makes
+    every pick that runtime made."""
     share(1.0)
+    monkeypatch.setattr(loo, "NEAREST", False)
     run = REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json"
     logic = LOGIC.parents[2].parent / "heldout_e7c81d2" / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"
     rows = loo.replay(json.loads(run.read_text()), loo.logic_of(logic), 132)
@@ -113,6 +115,24 @@ def test_the_replay_takes_the_logic_share(share):
     share(0.0)
     assert loo.summarize(loo.replay(run, (names, timings, exact, neighbors, 1), 132)) == waves
     assert waves != shared
+
+
+def test_the_nearest_size_rule(share, monkeypatch):
+    """The swap-AB forms were probed up to M = 4096: at 9000x7168x18432 (nearest measured 8192x7168x16384, where they
+    have no time) the model picked one from 4096x7168x16384 alone; only solutions timed at the nearest size are
+    predicted now, and the e7c81d2 held-out run replays with every pick within 10% of its best."""
+    share(1.0)
+    names, timings, exact, neighbors, _ = loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml")
+    size = (9000, 7168, 18432)
+    monkeypatch.setattr(loo, "NEAREST", False)
+    before = loo.predict(size, names, timings, neighbors, 132, 0.0)
+    monkeypatch.setattr(loo, "NEAREST", True)
+    after = loo.predict(size, names, timings, neighbors, 132, 0.0)
+    assert "SAB1" in min(before, key=before.get)
+    assert "SAB1" not in min(after, key=after.get) and all(timings[(8192, 7168, 16384)].get(nm) for nm in after)
+    run = json.loads((REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json").read_text())
+    summary = loo.summarize(loo.replay(run, loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"), 132))
+    assert summary["hits"] == summary["sizes"] == 74
 
 
 def test_work_counts_the_ctas_within_a_wave(share):
