@@ -392,6 +392,17 @@ static void test_pooled_logics(void)
     expect_order(&r, want_big, 3, "pooled, 4096^3");
 }
 
+/* A logic's copy without exact entries, with these timings. */
+static kiln_logic timed_only(kiln_logic l, const int64_t *sizes, const float *ms, int num_timings, int neighbors)
+{
+    l.num_exact = 0;
+    l.timing_sizes = sizes;
+    l.timing_ms = ms;
+    l.num_timings = num_timings;
+    l.neighbors = neighbors;
+    return l;
+}
+
 /* The timing model: a size without an exact entry ranks a logic's solutions by the time predicted from the nearest
  * measured sizes, scaled by each solution's waves x K-tiles; exact entries still come first. */
 static void test_timing_model(void)
@@ -439,11 +450,7 @@ static void test_timing_model(void)
      * 1.108 > 1.05, so the 128x128 tile comes first although both grids stay one wave. */
     static const int64_t one_wave_sizes[] = {64, 1024, 8192};
     static const float one_wave_ms[] = {1.05f, 1.0f};
-    kiln_logic one_wave = logic;
-    one_wave.num_exact = 0;
-    one_wave.timing_sizes = one_wave_sizes;
-    one_wave.timing_ms = one_wave_ms;
-    one_wave.num_timings = 1;
+    kiln_logic one_wave = timed_only(logic, one_wave_sizes, one_wave_ms, 1, 1);
     t.logics = &one_wave;
     in.sm_count = 132;
     p = fp8_problem(64, 1024, 8192);
@@ -463,19 +470,24 @@ static void test_timing_model(void)
      * were timed at 256x4096x7168 only (0.01 ms there would predict ~0.04 ms at 3008^3, against ~0.6 for 128x128
      * tiles from both sizes), so at 3008^3, nearest 4096^3, the 128x128 tile comes first. */
     static const float gap_ms[] = {1.0f, -1.0f, 0.5f, 0.1f, 1.0f, 0.01f};
-    kiln_logic gap = logic;
-    gap.num_exact = 0;
-    gap.timing_ms = gap_ms;
-    gap.neighbors = 2;
+    kiln_logic gap = timed_only(logic, sizes, gap_ms, 3, 2);
     t.logics = &gap;
     in.sm_count = 132;
-    p = fp8_problem(3008, 3008, 3008);
-    r = run(&t, &in);
-    expect_order(&r, want_big, 2, "not timed at the nearest size: not predicted");
-    CHECK(contains(r.text, "not timed at the nearest measured size"), "explain says why:\n%s", r.text);
-    p = fp8_problem(300, 4096, 7168); /* nearest 256x4096x7168, where both were timed: the 0.01 ms tile first */
-    r = run(&t, &in);
-    expect_order(&r, want_small, 2, "timed at the nearest size: predicted");
+    const struct {
+        int64_t m, n, k;
+        const int *want;
+        const char *label;
+    } gap_cases[] = {
+        {3008, 3008, 3008, want_big, "not timed at the nearest size (4096^3): not predicted"},
+        {300, 4096, 7168, want_small, "timed at the nearest size (256x4096x7168): predicted, the 0.01 ms tile first"},
+    };
+    for (int i = 0; i < 2; i++) {
+        p = fp8_problem(gap_cases[i].m, gap_cases[i].n, gap_cases[i].k);
+        r = run(&t, &in);
+        expect_order(&r, gap_cases[i].want, 2, gap_cases[i].label);
+        CHECK(contains(r.text, "not timed at the nearest measured size") == (i == 0), "%s:\n%s", gap_cases[i].label,
+              r.text);
+    }
     t.logics = &logic;
     in.sm_count = 1000;
 
