@@ -452,6 +452,12 @@ static double model_work(const kiln_solution *s, const kiln_problem *p, int64_t 
     return (ceil(tiles / sms) + (waves_only ? 0.0 : tiles / sms)) * (kiters + 1.0);
 }
 
+/* The logic's measured ms of its j-th solution at its i-th timed size (-1 or 0: not run there). */
+static float timing_at(const kiln_logic *l, int i, int j)
+{
+    return l->timing_ms[(size_t)i * (size_t)l->num_solutions + (size_t)j];
+}
+
 static int nearest_timings(const kiln_logic *l, const kiln_problem *p, int *idx, double *dist)
 {
     int want = l->neighbors < KILN_MODEL_MAX_NEIGHBORS ? l->neighbors : KILN_MODEL_MAX_NEIGHBORS, n = 0;
@@ -504,14 +510,13 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
     int nearest_only = 0;
     for (int j = 0; j < l->num_solutions && n > 0 && !nearest_only; j++) {
         int s = l->solutions[j];
-        nearest_only = accepted(ls->t, c, s) && c[s].tier != TIER_EXACT &&
-                       l->timing_ms[(size_t)idx[0] * (size_t)l->num_solutions + (size_t)j] > 0.0f;
+        nearest_only = accepted(ls->t, c, s) && c[s].tier != TIER_EXACT && timing_at(l, idx[0], j) > 0.0f;
     }
     for (int j = 0; j < l->num_solutions; j++) {
         int s = l->solutions[j];
         if (!accepted(ls->t, c, s) || c[s].tier == TIER_EXACT)
             continue;
-        if (nearest_only && !(l->timing_ms[(size_t)idx[0] * (size_t)l->num_solutions + (size_t)j] > 0.0f)) {
+        if (nearest_only && !(timing_at(l, idx[0], j) > 0.0f)) {
             textf(tx, "  [%d] not timed at the nearest measured size: not predicted\n", s);
             continue;
         }
@@ -519,7 +524,7 @@ static void rank_model(const kiln_logic *l, const logic_set *ls, candidate *c, t
         double num = 0.0, den = 0.0;
         double here = model_work(sol, p, p->m, p->n, p->k, groups_here, sms, l->waves_only);
         for (int i = 0; i < n; i++) {
-            float ms = l->timing_ms[(size_t)idx[i] * (size_t)l->num_solutions + (size_t)j];
+            float ms = timing_at(l, idx[i], j);
             if (!(ms > 0.0f))
                 continue;
             const int64_t *sz = &l->timing_sizes[3 * idx[i]];
