@@ -11,10 +11,11 @@ them: the logic's timing table says null there).
 KIND: block or fp8 (the probe's file prefix); NAME: the full kernel names to enter."""
 import glob
 import json
-import math
 import os
 import statistics
 import sys
+
+from drift_merge import drift, enter, write  # this script's folder is on sys.path when it runs
 
 
 def main(kind, results_path, probe_dir, names):
@@ -30,19 +31,13 @@ def main(kind, results_path, probe_dir, names):
         refs = [n for n in mean if "_MT64x64x" in n and n in tune]
         if len(refs) < 2:
             raise SystemExit(f"{size}: {len(refs)} reference kernels in both runs, two wanted")
-        drift = math.exp(statistics.mean(math.log(tune[n] / mean[n]) for n in refs))
-        keep = [r for r in res["sizes"][size] if r["name"] not in names]
-        for n in names:
-            keep.append({"name": n, "rank": len(keep), "ms": round(mean[n] * drift, 6), "pass": True})
-        res["sizes"][size] = keep
+        factor = drift(tune, mean, refs)
+        enter(res, size, [(n, mean[n] * factor) for n in names])
         best_old = min(tune.values())
-        best_new = min(mean[n] * drift for n in names)
-        print(f"{size}: drift {drift:.3f}, best before {best_old * 1e3:.2f} us, best 64x32 {best_new * 1e3:.2f} us"
+        best_new = min(mean[n] * factor for n in names)
+        print(f"{size}: drift {factor:.3f}, best before {best_old * 1e3:.2f} us, best 64x32 {best_new * 1e3:.2f} us"
               f"{'  <- 64x32' if best_new < best_old else ''}")
-    tmp = results_path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(json.dumps(res, indent=1, sort_keys=True))
-    os.replace(tmp, results_path)
+    write(results_path, res)
 
 
 if __name__ == "__main__":

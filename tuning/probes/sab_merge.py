@@ -10,10 +10,10 @@ kernels (the logic's timing table says null there).
     python3 tuning/probes/sab_merge.py RESULTS_JSON PROBE_DIR"""
 import glob
 import json
-import math
 import os
-import statistics
 import sys
+
+from drift_merge import drift, enter, write  # this script's folder is on sys.path when it runs
 
 
 def main(results_path: str, probe_dir: str) -> int:
@@ -30,21 +30,15 @@ def main(results_path: str, probe_dir: str) -> int:
         if len(refs) < 2:
             print(f"{size}: {len(refs)} reference kernels in both runs, two wanted; left out")
             continue
-        drift = math.exp(statistics.mean(math.log(tune[n] / probe[n]) for n in refs))
-        new = {n: ms * drift for n, ms in probe.items() if "_SAB1_" in n}
-        keep = [r for r in res["sizes"][size] if r["name"] not in new]
-        for n, ms in sorted(new.items()):
-            keep.append({"name": n, "rank": len(keep), "ms": round(ms, 6), "pass": True})
-        res["sizes"][size] = keep
+        factor = drift(tune, probe, refs)
+        new = {n: ms * factor for n, ms in probe.items() if "_SAB1_" in n}
+        enter(res, size, sorted(new.items()))
         best_old = min(tune.values())
         name, best = min(new.items(), key=lambda kv: kv[1])
         moved += best < best_old
-        print(f"{size}: drift {drift:.3f} ({len(refs)} refs), best before {best_old * 1e3:.2f} us, best swap-AB "
+        print(f"{size}: drift {factor:.3f} ({len(refs)} refs), best before {best_old * 1e3:.2f} us, best swap-AB "
               f"{best * 1e3:.2f} us ({best_old / best:.3f}x)")
-    tmp = results_path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(res, fh, indent=1, sort_keys=True)
-    os.replace(tmp, results_path)
+    write(results_path, res)
     print(f"{moved} sizes where a swap-AB kernel is now the fastest")
     return 0
 
