@@ -19,6 +19,9 @@ import selection_loo as loo  # noqa: E402
 HELDOUT = REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_ffa4565.json"
 # the promoted fp8 logic that runtime ran (cc27fb4's; since retuned): the replay needs the timings it chose from
 LOGIC = Path(__file__).resolve().parent / "data" / "heldout_ffa4565" / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"
+# the first held-out run with swap-AB forms, and the promoted fp8 logic as committed now
+SWAP_AB_RUN = REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json"
+PROMOTED = REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"
 TUNES = ["sm90_fp8_promoted_h100", "sm90_fp8_block_h100", "sm90_mixed_f16_h100", "sm90_mixed_bf16_h100",
          "sm90_gemm_bf16_h100"]
 
@@ -43,7 +46,7 @@ def test_the_mirror_reproduces_the_swap_ab_runtime_picks(share, monkeypatch):
     every pick that runtime made."""
     share(1.0)
     monkeypatch.setattr(loo, "NEAREST", False)
-    run = REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json"
+    run = SWAP_AB_RUN
     logic = LOGIC.parents[2].parent / "heldout_e7c81d2" / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"
     rows = loo.replay(json.loads(run.read_text()), loo.logic_of(logic), 132)
     assert len(rows) == 74
@@ -78,7 +81,7 @@ def test_each_tune_share_picks_no_worse(share, name):
 
 def test_the_promoted_tune_takes_waves_only():
     assert _chosen("sm90_fp8_promoted_h100") == 0.0
-    names, timings, exact, neighbors, share_ = loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml")
+    names, timings, exact, neighbors, share_ = loo.logic_of(PROMOTED)
     assert share_ == 0
 
 
@@ -108,8 +111,8 @@ def test_the_chosen_shares_hit_no_less(share):
 def test_the_replay_takes_the_logic_share(share):
     """A logic with share 0 is replayed without the share whatever SHARE says, as the runtime reads waves_only."""
     share(1.0)
-    run = json.loads((REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json").read_text())
-    names, timings, exact, neighbors, _ = loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml")
+    run = json.loads(SWAP_AB_RUN.read_text())
+    names, timings, exact, neighbors, _ = loo.logic_of(PROMOTED)
     waves = loo.summarize(loo.replay(run, (names, timings, exact, neighbors, 0), 132))
     shared = loo.summarize(loo.replay(run, (names, timings, exact, neighbors, 1), 132))
     share(0.0)
@@ -122,7 +125,7 @@ def test_the_nearest_size_rule(share, monkeypatch):
     have no time) the model picked one from 4096x7168x16384 alone; only solutions timed at the nearest size are
     predicted now, and the e7c81d2 held-out run replays with every pick within 10% of its best."""
     share(1.0)
-    names, timings, exact, neighbors, _ = loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml")
+    names, timings, exact, neighbors, _ = loo.logic_of(PROMOTED)
     size = (9000, 7168, 18432)
     monkeypatch.setattr(loo, "NEAREST", False)
     before = loo.predict(size, names, timings, neighbors, 132, 0.0)
@@ -130,8 +133,8 @@ def test_the_nearest_size_rule(share, monkeypatch):
     after = loo.predict(size, names, timings, neighbors, 132, 0.0)
     assert "SAB1" in min(before, key=before.get)
     assert "SAB1" not in min(after, key=after.get) and all(timings[(8192, 7168, 16384)].get(nm) for nm in after)
-    run = json.loads((REPO / "bench" / "results" / "heldout_nvidia-h100-80gb-hbm3_e7c81d2.json").read_text())
-    summary = loo.summarize(loo.replay(run, loo.logic_of(REPO / "solutions" / "sm90" / "wgmma_fp8_promoted.yaml"), 132))
+    run = json.loads(SWAP_AB_RUN.read_text())
+    summary = loo.summarize(loo.replay(run, loo.logic_of(PROMOTED), 132))
     assert summary["hits"] == summary["sizes"] == 74
 
 
